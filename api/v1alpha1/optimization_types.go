@@ -1,0 +1,476 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Labels and annotations the service puts on its objects.
+const (
+	// TenantLabel marks a namespace as a routeopt tenant (company).
+	TenantLabel = "routeopt.io/tenant"
+	// TenantDisplayNameAnnotation holds a tenant namespace's company name.
+	TenantDisplayNameAnnotation = "routeopt.io/display-name"
+	// IdempotencyKeyHashAnnotation holds the SHA-256 of the Idempotency-Key an
+	// Optimization was created with (the key itself is not stored).
+	IdempotencyKeyHashAnnotation = "routeopt.io/idempotency-key-sha256"
+	// RequestHashAnnotation holds the SHA-256 of the canonical JSON of the
+	// create request, to tell a retried request from a different one.
+	RequestHashAnnotation = "routeopt.io/request-sha256"
+	// OptimizationLabel names the Optimization a child object belongs to.
+	OptimizationLabel = "routeopt.io/optimization"
+	// ResultConfigMapSuffix is appended to an Optimization's name to name its
+	// result ConfigMap.
+	ResultConfigMapSuffix = "-result"
+	// ResultDataKey is the ConfigMap binaryData key holding the gzip JSON result.
+	ResultDataKey = "result.json.gz"
+)
+
+// State is where an Optimization is in its life.
+// +kubebuilder:validation:Enum=queued;running;completed;failed;cancelled
+type State string
+
+// The states of SPEC.md.
+const (
+	// StateQueued waits for a solver slot.
+	StateQueued State = "queued"
+	// StateRunning is being processed; stage and progress tell where.
+	StateRunning State = "running"
+	// StateCompleted has a result.
+	StateCompleted State = "completed"
+	// StateFailed carries errorCode and errorMessage.
+	StateFailed State = "failed"
+	// StateCancelled was cancelled by the caller.
+	StateCancelled State = "cancelled"
+)
+
+// IsTerminal reports whether no further transition can happen from s.
+func (s State) IsTerminal() bool {
+	return s == StateCompleted || s == StateFailed || s == StateCancelled
+}
+
+// Stage is the current step of a solve.
+// +kubebuilder:validation:Enum=queued;geocoding;matrix;optimizing;storing
+type Stage string
+
+// The stages a solve passes through, in order.
+const (
+	StageQueued     Stage = "queued"
+	StageGeocoding  Stage = "geocoding"
+	StageMatrix     Stage = "matrix"
+	StageOptimizing Stage = "optimizing"
+	StageStoring    Stage = "storing"
+)
+
+// Strategy chooses how routes are planned.
+// +kubebuilder:validation:Enum=optimized;baseline
+type Strategy string
+
+const (
+	// StrategyOptimized searches for the best plan.
+	StrategyOptimized Strategy = "optimized"
+	// StrategyBaseline keeps the caller's file order, for comparison.
+	StrategyBaseline Strategy = "baseline"
+)
+
+// Objective chooses what the optimizer minimises.
+// +kubebuilder:validation:Enum=distance;duration
+type Objective string
+
+const (
+	// ObjectiveDistance minimises metres driven.
+	ObjectiveDistance Objective = "distance"
+	// ObjectiveDuration minimises route time, waiting included.
+	ObjectiveDuration Objective = "duration"
+)
+
+// Error codes of a failed Optimization (API-DECISIONS.md).
+const (
+	ErrorGeocodingUnavailable = "geocoding_unavailable"
+	ErrorMatrixUnavailable    = "matrix_unavailable"
+	ErrorSolver               = "solver_error"
+	ErrorDeadlineExceeded     = "deadline_exceeded"
+	ErrorInternal             = "internal_error"
+)
+
+// ConditionFinished is True once an Optimization reached a terminal state;
+// its reason tells which.
+const ConditionFinished = "Finished"
+
+// Reasons of ConditionFinished and of the Events the controller records.
+const (
+	ReasonQueued    = "Queued"
+	ReasonStarted   = "Started"
+	ReasonCompleted = "Completed"
+	ReasonFailed    = "Failed"
+	ReasonCancelled = "Cancelled"
+)
+
+// Depot is where every route starts and ends.
+// +kubebuilder:validation:XValidation:rule="(has(self.address) && size(self.address) > 0) || (has(self.latitude) && has(self.longitude))",message="depot needs an address or both latitude and longitude"
+// +kubebuilder:validation:XValidation:rule="has(self.latitude) == has(self.longitude)",message="latitude and longitude go together"
+type Depot struct {
+	// label names the depot on exports.
+	// +optional
+	// +kubebuilder:validation:MaxLength=120
+	Label *string `json:"label,omitempty"`
+	// address is geocoded when coordinates are absent.
+	// +optional
+	// +kubebuilder:validation:MinLength=5
+	// +kubebuilder:validation:MaxLength=300
+	Address *string `json:"address,omitempty"`
+	// latitude in degrees (WGS 84).
+	// +optional
+	// +kubebuilder:validation:Minimum=-90
+	// +kubebuilder:validation:Maximum=90
+	Latitude *float64 `json:"latitude,omitempty"` //nolint:kubeapilinter // floats on purpose: requests round-trip exactly (API-DECISIONS.md)
+	// longitude in degrees (WGS 84).
+	// +optional
+	// +kubebuilder:validation:Minimum=-180
+	// +kubebuilder:validation:Maximum=180
+	Longitude *float64 `json:"longitude,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+}
+
+// Order is one delivery.
+// +kubebuilder:validation:XValidation:rule="(has(self.address) && size(self.address) > 0) || (has(self.latitude) && has(self.longitude))",message="order needs an address or both latitude and longitude"
+// +kubebuilder:validation:XValidation:rule="has(self.latitude) == has(self.longitude)",message="latitude and longitude go together"
+// +kubebuilder:validation:XValidation:rule="!has(self.timeWindowStart) || !has(self.timeWindowEnd) || self.timeWindowStart <= self.timeWindowEnd",message="timeWindowStart must not be after timeWindowEnd"
+type Order struct {
+	// id is the caller's own reference, returned as order_ref.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=80
+	ID string `json:"id"`
+	// address is the street address.
+	// +optional
+	// +kubebuilder:validation:MaxLength=300
+	Address *string `json:"address,omitempty"`
+	// city improves geocoding.
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	City *string `json:"city,omitempty"`
+	// region is the state or province.
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	Region *string `json:"region,omitempty"`
+	// postalCode improves geocoding.
+	// +optional
+	// +kubebuilder:validation:MaxLength=20
+	PostalCode *string `json:"postalCode,omitempty"`
+	// country improves geocoding.
+	// +optional
+	// +kubebuilder:validation:MaxLength=60
+	Country *string `json:"country,omitempty"`
+	// latitude with longitude skips geocoding.
+	// +optional
+	// +kubebuilder:validation:Minimum=-90
+	// +kubebuilder:validation:Maximum=90
+	Latitude *float64 `json:"latitude,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	// longitude with latitude skips geocoding.
+	// +optional
+	// +kubebuilder:validation:Minimum=-180
+	// +kubebuilder:validation:Maximum=180
+	Longitude *float64 `json:"longitude,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	// demand in the unit of vehicle capacity; 1 when absent.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	Demand *float64 `json:"demand,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	// serviceMinutes is the time spent at the stop; 5 when absent.
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1440
+	ServiceMinutes *float64 `json:"serviceMinutes,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	// timeWindowStart is the earliest service start, HH:MM local to the depot.
+	// +optional
+	// +kubebuilder:validation:MaxLength=5
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	TimeWindowStart *string `json:"timeWindowStart,omitempty"`
+	// timeWindowEnd is the latest service start, HH:MM local to the depot.
+	// +optional
+	// +kubebuilder:validation:MaxLength=5
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	TimeWindowEnd *string `json:"timeWindowEnd,omitempty"`
+	// customer is shown on driver exports.
+	// +optional
+	// +kubebuilder:validation:MaxLength=200
+	Customer *string `json:"customer,omitempty"`
+	// phone is shown on driver exports.
+	// +optional
+	// +kubebuilder:validation:MaxLength=40
+	Phone *string `json:"phone,omitempty"`
+	// notes are shown on driver exports.
+	// +optional
+	// +kubebuilder:validation:MaxLength=500
+	Notes *string `json:"notes,omitempty"`
+}
+
+// Vehicle is one individually described van.
+// +kubebuilder:validation:XValidation:rule="self.shiftStart <= self.shiftEnd",message="shiftStart must not be after shiftEnd"
+type Vehicle struct {
+	// id is returned as vehicle_ref.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=80
+	ID string `json:"id"`
+	// capacity in the unit of order demand.
+	// +required
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	Capacity float64 `json:"capacity"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	// driver is returned as driver_name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=120
+	Driver *string `json:"driver,omitempty"`
+	// shiftStart is the earliest departure, HH:MM.
+	// +optional
+	// +kubebuilder:default="08:00"
+	// +kubebuilder:validation:MaxLength=5
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	ShiftStart string `json:"shiftStart,omitempty"`
+	// shiftEnd is the latest return to the depot, HH:MM.
+	// +optional
+	// +kubebuilder:default="18:00"
+	// +kubebuilder:validation:MaxLength=5
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	ShiftEnd string `json:"shiftEnd,omitempty"`
+	// fixedCost is added to the objective when the vehicle is used.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	FixedCost float64 `json:"fixedCost,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+}
+
+// Fleet is N identical vans.
+// +kubebuilder:validation:XValidation:rule="self.shiftStart <= self.shiftEnd",message="shiftStart must not be after shiftEnd"
+type Fleet struct {
+	// count is the number of vans.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	Count int32 `json:"count"`
+	// capacity of each van.
+	// +required
+	// +kubebuilder:validation:ExclusiveMinimum=true
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	Capacity float64 `json:"capacity"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	// shiftStart is the earliest departure, HH:MM.
+	// +optional
+	// +kubebuilder:default="08:00"
+	// +kubebuilder:validation:MaxLength=5
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	ShiftStart string `json:"shiftStart,omitempty"`
+	// shiftEnd is the latest return, HH:MM.
+	// +optional
+	// +kubebuilder:default="18:00"
+	// +kubebuilder:validation:MaxLength=5
+	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
+	ShiftEnd string `json:"shiftEnd,omitempty"`
+	// fixedCost is added to the objective per van used.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000000
+	FixedCost float64 `json:"fixedCost,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	// namePrefix names the vans "<prefix> 1" .. "<prefix> N".
+	// +optional
+	// +kubebuilder:default="Vehicle"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	NamePrefix string `json:"namePrefix,omitempty"`
+}
+
+// Options tune the solve.
+type Options struct {
+	// strategy is optimized (default) or baseline.
+	// +optional
+	// +kubebuilder:default=optimized
+	Strategy Strategy `json:"strategy,omitempty"`
+	// objective is distance (default) or duration.
+	// +optional
+	// +kubebuilder:default=distance
+	Objective Objective `json:"objective,omitempty"`
+	// solverSeconds is the optimizer's time budget.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=60
+	SolverSeconds *int32 `json:"solverSeconds,omitempty"`
+}
+
+// OptimizationSpec is the create request. Only cancel may change after creation.
+// +kubebuilder:validation:XValidation:rule="has(self.vehicles) != has(self.fleet)",message="exactly one of vehicles and fleet is required"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancel) || !oldSelf.cancel || (has(self.cancel) && self.cancel)",message="cancel cannot be undone"
+type OptimizationSpec struct {
+	// name is a free label.
+	// +optional
+	// +kubebuilder:validation:MaxLength=120
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="name is immutable"
+	Name *string `json:"name,omitempty"`
+	// depot is where routes start and end.
+	// +required
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="depot is immutable"
+	Depot Depot `json:"depot"`
+	// orders to plan; ids are unique.
+	// +required
+	// +listType=map
+	// +listMapKey=id
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=500
+	Orders []Order `json:"orders"`
+	// vehicles, when given, are the individual vans; ids are unique.
+	// +optional
+	// +listType=map
+	// +listMapKey=id
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=100
+	Vehicles []Vehicle `json:"vehicles,omitempty"`
+	// fleet, when given, is N identical vans.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="fleet is immutable"
+	Fleet *Fleet `json:"fleet,omitempty"`
+	// options tune the solve.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="options are immutable"
+	Options *Options `json:"options,omitempty"`
+	// cancel asks the controller to stop the optimization.
+	// +optional
+	Cancel bool `json:"cancel,omitempty"`
+}
+
+// Summary is the KPI digest of a result, for kubectl and the record.
+type Summary struct {
+	// ordersAssigned counts planned orders.
+	// +optional
+	OrdersAssigned int32 `json:"ordersAssigned,omitempty"`
+	// ordersUnassigned counts orders that could not be planned.
+	// +optional
+	OrdersUnassigned int32 `json:"ordersUnassigned,omitempty"`
+	// vehiclesUsed counts routes.
+	// +optional
+	VehiclesUsed int32 `json:"vehiclesUsed,omitempty"`
+	// distanceMeters is the total distance.
+	// +optional
+	DistanceMeters int64 `json:"distanceMeters,omitempty"`
+	// distance is distanceMeters written for people, like "41.2km".
+	// +optional
+	Distance string `json:"distance,omitempty"`
+}
+
+// OptimizationStatus is the record the REST API serves. The controller owns
+// state, errorCode, errorMessage, startedAt, finishedAt, orderCount,
+// vehicleCount, conditions and observedGeneration; the solver owns stage,
+// progress, summary and resultRef. Each writes only its fields
+// (server-side apply with its own field manager).
+type OptimizationStatus struct {
+	// state is queued, running, completed, failed or cancelled.
+	// +optional
+	State State `json:"state,omitempty"`
+	// stage names the current step.
+	// +optional
+	Stage Stage `json:"stage,omitempty"`
+	// progress is 0 to 100 and never goes backwards.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Progress int32 `json:"progress,omitempty"`
+	// orderCount is the number of orders, for kubectl.
+	// +optional
+	OrderCount int32 `json:"orderCount,omitempty"`
+	// vehicleCount is the number of vehicles, for kubectl.
+	// +optional
+	VehicleCount int32 `json:"vehicleCount,omitempty"`
+	// errorCode is set when state is failed.
+	// +optional
+	ErrorCode string `json:"errorCode,omitempty"`
+	// errorMessage is set when state is failed.
+	// +optional
+	ErrorMessage string `json:"errorMessage,omitempty"`
+	// startedAt is when a solver picked the optimization up.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// finishedAt is when the optimization reached a terminal state.
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+	// summary digests the result.
+	// +optional
+	Summary *Summary `json:"summary,omitempty"`
+	// resultRef names the ConfigMap that holds the result.
+	// +optional
+	ResultRef string `json:"resultRef,omitempty"`
+	// observedGeneration is the generation the controller last acted on.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// conditions describe the latest observations.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Optimization is one routing request and its record. Its name is the
+// optimization id (a UUID).
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=opt,categories=routeopt
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Stage",type=string,JSONPath=`.status.stage`
+// +kubebuilder:printcolumn:name="Progress",type=integer,JSONPath=`.status.progress`
+// +kubebuilder:printcolumn:name="Orders",type=integer,JSONPath=`.status.orderCount`
+// +kubebuilder:printcolumn:name="Vehicles",type=integer,JSONPath=`.status.vehicleCount`
+// +kubebuilder:printcolumn:name="Distance",type=string,JSONPath=`.status.summary.distance`
+// +kubebuilder:printcolumn:name="Unassigned",type=integer,JSONPath=`.status.summary.ordersUnassigned`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Optimization struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the object's metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+	// spec is the create request.
+	// +required
+	Spec OptimizationSpec `json:"spec"`
+	// status is the record.
+	// +optional
+	Status OptimizationStatus `json:"status,omitempty"`
+}
+
+// OptimizationList is a list of Optimizations.
+// +kubebuilder:object:root=true
+type OptimizationList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the list's metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the Optimizations.
+	Items []Optimization `json:"items"`
+}
+
+// VehicleTotal is the number of vehicles the spec describes.
+func (s *OptimizationSpec) VehicleTotal() int {
+	if s.Fleet != nil {
+		return int(s.Fleet.Count)
+	}
+	return len(s.Vehicles)
+}
+
+// EffectiveOptions returns the options with defaults applied.
+func (s *OptimizationSpec) EffectiveOptions() Options {
+	o := Options{Strategy: StrategyOptimized, Objective: ObjectiveDistance}
+	if s.Options != nil {
+		if s.Options.Strategy != "" {
+			o.Strategy = s.Options.Strategy
+		}
+		if s.Options.Objective != "" {
+			o.Objective = s.Options.Objective
+		}
+		o.SolverSeconds = s.Options.SolverSeconds
+	}
+	return o
+}
+
+// ResultConfigMapName is the name of the ConfigMap holding o's result.
+func (o *Optimization) ResultConfigMapName() string {
+	return o.Name + ResultConfigMapSuffix
+}
