@@ -1,0 +1,55 @@
+package solver
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+)
+
+// Failure is a solve that ended badly, with the error_code the record shows.
+type Failure struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (f *Failure) Error() string { return f.Code + ": " + f.Message }
+
+// failf builds a Failure with a formatted message.
+func failf(code, format string, args ...any) *Failure {
+	return &Failure{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// AsFailure maps any error of Run to a Failure; unknown errors are internal.
+func AsFailure(err error) *Failure {
+	var f *Failure
+	if errors.As(err, &f) {
+		return f
+	}
+	return &Failure{Code: v1alpha1.ErrorInternal, Message: err.Error()}
+}
+
+// TerminationMessagePath is where Kubernetes reads a container's termination message.
+const TerminationMessagePath = "/dev/termination-log"
+
+// WriteTerminationMessage records f as JSON at path so the controller can read
+// the failure from the pod status. Errors are ignored: the exit code still
+// tells that the solve failed.
+func WriteTerminationMessage(path string, f *Failure) {
+	b, err := json.Marshal(f)
+	if err != nil {
+		return
+	}
+	_ = os.WriteFile(path, b, 0o644)
+}
+
+// ParseTerminationMessage reads a message written by WriteTerminationMessage.
+func ParseTerminationMessage(msg string) (*Failure, bool) {
+	var f Failure
+	if err := json.Unmarshal([]byte(msg), &f); err != nil || f.Code == "" {
+		return nil, false
+	}
+	return &f, true
+}

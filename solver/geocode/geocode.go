@@ -1,0 +1,56 @@
+// Package geocode turns order addresses into coordinates. The pipeline asks a
+// Geocoder per address; providers (Nominatim, none) implement it.
+package geocode
+
+import (
+	"context"
+	"errors"
+	"strings"
+)
+
+// Query is a structured address.
+type Query struct {
+	Address, City, Region, PostalCode, Country string
+}
+
+// String joins the non-empty parts, for messages and cache keys.
+func (q Query) String() string {
+	parts := make([]string, 0, 5)
+	for _, p := range []string{q.Address, q.City, q.Region, q.PostalCode, q.Country} {
+		if p = strings.TrimSpace(p); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Empty reports whether q names no place at all.
+func (q Query) Empty() bool { return q.String() == "" }
+
+// Result is a geocoded position.
+type Result struct {
+	Lat, Lon float64
+	// Approximate is true when the match is coarser than a street address.
+	Approximate bool
+}
+
+// Geocoder resolves queries. Found is false when the service answered but
+// knows no such place; err wraps ErrUnavailable when it could not be asked.
+type Geocoder interface {
+	Geocode(ctx context.Context, q Query) (res Result, found bool, err error)
+}
+
+// ErrUnavailable marks a geocoder that could not be reached at all.
+var ErrUnavailable = errors.New("geocoder unavailable")
+
+// ErrNotConfigured is returned by None: no geocoder is configured.
+var ErrNotConfigured = errors.New("no geocoder is configured")
+
+// None is the geocoder of a deployment without one: every query fails with
+// ErrNotConfigured, so address-only orders become unassigned.
+type None struct{}
+
+// Geocode implements Geocoder.
+func (None) Geocode(context.Context, Query) (Result, bool, error) {
+	return Result{}, false, ErrNotConfigured
+}

@@ -1,0 +1,160 @@
+package solver
+
+import (
+	"context"
+	"fmt"
+
+	polyline "github.com/twpayne/go-polyline"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver/matrix"
+)
+
+// buildResult turns the solver's plan into SPEC.md's Result document.
+func buildResult(opt *v1alpha1.Optimization, in *located, m *matrix.Matrix, sol *solution) *v1alpha1.Result {
+	spec := &opt.Spec
+	r := &v1alpha1.Result{
+		ID:         opt.Name,
+		Status:     v1alpha1.StateCompleted,
+		Strategy:   spec.EffectiveOptions().Strategy,
+		Routes:     []v1alpha1.Route{},
+		Unassigned: []v1alpha1.Unassigned{},
+		Warnings:   append([]v1alpha1.Warning{}, in.warnings...),
+	}
+	k := &r.KPIs
+	k.OrdersTotal = len(spec.Orders)
+	k.VehiclesAvailable = len(sol.fleet)
+	k.PerVehicle = []v1alpha1.VehicleKPI{}
+	var load, capacity float64
+	for _, route := range sol.Routes {
+		v := sol.fleet[route.Vehicle]
+		out := v1alpha1.Route{
+			VehicleRef: v.ref,
+			DriverName: v.driver,
+			DepartS:    route.Depart,
+			ReturnS:    route.Return,
+			DistanceM:  int64(route.Distance),
+			Load:       route.Load,
+			Capacity:   v.Capacity,
+			Stops:      make([]v1alpha1.Stop, 0, len(route.Stops)),
+		}
+		path := [][]float64{{in.depot.Lat, in.depot.Lon}}
+		for i, st := range route.Stops {
+			specIdx := in.orders[st.Order]
+			o := &spec.Orders[specIdx]
+			pt := in.points[st.Order+1]
+			out.Stops = append(out.Stops, v1alpha1.Stop{
+				Seq:          i + 1,
+				OrderRef:     o.ID,
+				Address:      deref(o.Address),
+				Latitude:     pt.Lat,
+				Longitude:    pt.Lon,
+				ArrivalS:     st.Arrival,
+				StartS:       st.Start,
+				DepartS:      st.Depart,
+				WaitS:        st.Wait,
+				LateS:        st.Late,
+				LegDistanceM: int64(st.LegDistance),
+				LegTravelS:   st.LegTravel,
+			})
+			if st.Late > 0 {
+				k.LateStops++
+			}
+			path = append(path, []float64{pt.Lat, pt.Lon})
+		}
+		path = append(path, []float64{in.depot.Lat, in.depot.Lon})
+		out.Polyline = string(polyline.EncodeCoords(path))
+		r.Routes = append(r.Routes, out)
+		k.PerVehicle = append(k.PerVehicle, v1alpha1.VehicleKPI{VehicleRef: v.ref, Stops: len(route.Stops), DistanceM: int64(route.Distance), Load: route.Load, Capacity: v.Capacity})
+		k.OrdersAssigned += len(route.Stops)
+		k.DistanceM += int64(route.Distance)
+		k.DriveSeconds += int64(route.DriveS)
+		k.RouteSeconds += int64(route.Return - route.Depart)
+		load += route.Load
+		capacity += v.Capacity
+	}
+	k.VehiclesUsed = len(r.Routes)
+	if capacity > 0 {
+		k.AvgUtilization = load / capacity
+	}
+
+	// Unassigned entries in the caller's order: the pipeline's and the solver's.
+	bySpec := make(map[int]v1alpha1.Unassigned, len(in.unassigned))
+	for i, u := range in.unassigned {
+		bySpec[in.unassignAt[i]] = u
+	}
+	for _, u := range sol.Unassigned {
+		specIdx := in.orders[u.Order]
+		bySpec[specIdx] = v1alpha1.Unassigned{OrderRef: spec.Orders[specIdx].ID, Reason: string(u.Reason), Message: u.Message}
+	}
+	for i := range spec.Orders {
+		if u, ok := bySpec[i]; ok {
+			r.Unassigned = append(r.Unassigned, u)
+		}
+	}
+	k.OrdersUnassigned = len(r.Unassigned)
+	return r
+}
+
+// summaryOf is the status digest of a result, as an apply patch.
+func summaryOf(r *v1alpha1.Result) map[string]any {
+	return map[string]any{
+		"ordersAssigned":   int64(r.KPIs.OrdersAssigned),
+		"ordersUnassigned": int64(r.KPIs.OrdersUnassigned),
+		"vehiclesUsed":     int64(r.KPIs.VehiclesUsed),
+		"distanceMeters":   r.KPIs.DistanceM,
+		"distance":         FormatDistance(r.KPIs.DistanceM),
+	}
+}
+
+// FormatDistance writes metres for people: "850m", "41.2km".
+func FormatDistance(m int64) string {
+	if m < 1000 {
+		return fmt.Sprintf("%dm", m)
+	}
+	return fmt.Sprintf("%.1fkm", float64(m)/1000)
+}
+
+// storeResult writes the result ConfigMap, owned by the Optimization so that
+// deleting the Optimization deletes it. A retried solve overwrites it.
+func storeResult(ctx context.Context, c client.Client, opt *v1alpha1.Optimization, r *v1alpha1.Result) error {
+	data, err := v1alpha1.EncodeResult(r)
+	if err != nil {
+		return failf(v1alpha1.ErrorInternal, "encoding the result failed: %v", err)
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      opt.ResultConfigMapName(),
+			Namespace: opt.Namespace,
+			Labels:    map[string]string{v1alpha1.OptimizationLabel: opt.Name},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion:         v1alpha1.GroupVersion.String(),
+				Kind:               "Optimization",
+				Name:               opt.Name,
+				UID:                opt.UID,
+				Controller:         ptr.To(true),
+				BlockOwnerDeletion: ptr.To(true),
+			}},
+		},
+		BinaryData: map[string][]byte{v1alpha1.ResultDataKey: data},
+	}
+	err = c.Create(ctx, cm)
+	if apierrors.IsAlreadyExists(err) {
+		existing := &corev1.ConfigMap{}
+		if err = c.Get(ctx, client.ObjectKeyFromObject(cm), existing); err == nil {
+			existing.BinaryData = cm.BinaryData
+			existing.Labels = cm.Labels
+			existing.OwnerReferences = cm.OwnerReferences
+			err = c.Update(ctx, existing)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("unable to store result: %w", err)
+	}
+	return nil
+}
