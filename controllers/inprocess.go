@@ -1,0 +1,137 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver"
+)
+
+// InProcessRunner runs solves in a bounded pool of goroutines of the manager
+// process (dev mode and tests). Each solve has its own context, cancelled by
+// Stop. When a solve ends it sends an event on Events so the controller
+// reconciles at once.
+type InProcessRunner struct {
+	pipeline *solver.Pipeline
+	slots    chan struct{}
+	// Events receives the optimization of every finished solve; wire it to
+	// the controller with source.Channel.
+	Events chan event.GenericEvent
+
+	mu   sync.Mutex
+	runs map[types.UID]*inProcessRun
+	wg   sync.WaitGroup
+	base context.Context
+}
+
+type inProcessRun struct {
+	cancel context.CancelFunc
+	done   bool
+	err    error
+}
+
+// NewInProcessRunner runs at most concurrency solves at once (at least one).
+// Solves stop when base is cancelled.
+func NewInProcessRunner(base context.Context, pipeline *solver.Pipeline, concurrency int) *InProcessRunner {
+	return &InProcessRunner{
+		pipeline: pipeline,
+		slots:    make(chan struct{}, max(1, concurrency)),
+		Events:   make(chan event.GenericEvent, 1024),
+		runs:     map[types.UID]*inProcessRun{},
+		base:     base,
+	}
+}
+
+// Start implements Runner.
+func (r *InProcessRunner) Start(_ context.Context, opt *v1alpha1.Optimization) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.runs[opt.UID]; ok {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(r.base)
+	run := &inProcessRun{cancel: cancel}
+	r.runs[opt.UID] = run
+	key := types.NamespacedName{Namespace: opt.Namespace, Name: opt.Name}
+	notify := &v1alpha1.Optimization{}
+	notify.Namespace, notify.Name = opt.Namespace, opt.Name
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer cancel()
+		var err error
+		select {
+		case r.slots <- struct{}{}:
+			err = r.pipeline.Run(ctx, key)
+			<-r.slots
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		r.mu.Lock()
+		run.done, run.err = true, err
+		r.mu.Unlock()
+		if errors.Is(err, context.Canceled) {
+			return // stopped on purpose; the controller already knows
+		}
+		select {
+		case r.Events <- event.GenericEvent{Object: notify}:
+		case <-r.base.Done():
+		}
+	}()
+	return nil
+}
+
+// Observe implements Runner.
+func (r *InProcessRunner) Observe(_ context.Context, opt *v1alpha1.Optimization) (Outcome, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	run, ok := r.runs[opt.UID]
+	switch {
+	case !ok:
+		return Outcome{Phase: PhaseUnknown}, nil
+	case !run.done:
+		return Outcome{Phase: PhaseRunning}, nil
+	case run.err == nil:
+		return Outcome{Phase: PhaseSucceeded}, nil
+	case errors.Is(run.err, context.Canceled) && r.base.Err() != nil:
+		// The process is shutting down: not a failure of this solve.
+		return Outcome{Phase: PhaseRunning}, nil
+	default:
+		return Outcome{Phase: PhaseFailed, Failure: solver.AsFailure(run.err)}, nil
+	}
+}
+
+// Stop implements Runner.
+func (r *InProcessRunner) Stop(_ context.Context, opt *v1alpha1.Optimization) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if run, ok := r.runs[opt.UID]; ok {
+		run.cancel()
+		delete(r.runs, opt.UID)
+	}
+	return nil
+}
+
+// Forget implements Runner.
+func (r *InProcessRunner) Forget(opt *v1alpha1.Optimization) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if run, ok := r.runs[opt.UID]; ok && run.done {
+		delete(r.runs, opt.UID)
+	}
+}
+
+// Wait blocks until every solve goroutine has returned; call it after
+// cancelling base so that no solve outlives the process's shutdown.
+func (r *InProcessRunner) Wait() { r.wg.Wait() }
+
+var _ Runner = &InProcessRunner{}
+
+// keyOf names an object for logs and lookups.
+func keyOf(obj client.Object) types.NamespacedName { return client.ObjectKeyFromObject(obj) }

@@ -1,0 +1,184 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver"
+)
+
+// OptimizationReconciler drives an Optimization through
+// queued -> running -> completed | failed, and to cancelled on request.
+type OptimizationReconciler struct {
+	Client   client.Client
+	Recorder events.EventRecorder
+	Runner   Runner
+	Clock    clock.PassiveClock
+}
+
+// +kubebuilder:rbac:groups=routeopt.io,resources=optimizations,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=routeopt.io,resources=optimizations/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=routeopt.io,resources=optimizations/finalizers,verbs=update
+// +kubebuilder:rbac:groups=routeopt.io,resources=webhookendpoints,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=routeopt.io,resources=webhookendpoints/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile moves one Optimization a step forward.
+func (r *OptimizationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx).WithValues("optimization", req.NamespacedName)
+	ctx = ctrl.LoggerInto(ctx, log)
+
+	opt := &v1alpha1.Optimization{}
+	if err := r.Client.Get(ctx, req.NamespacedName, opt); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !opt.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.Runner.Stop(ctx, opt)
+	}
+	return r.reconcile(ctx, opt)
+}
+
+// transition is a state change decided by reconcile.
+type transition struct {
+	state   v1alpha1.State
+	failure *solver.Failure
+	reason  string
+	message string
+}
+
+func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Optimization) (ctrl.Result, error) {
+	state := opt.Status.State
+	switch {
+	case state.IsTerminal():
+		r.Runner.Forget(opt)
+		return ctrl.Result{}, nil
+
+	case opt.Spec.Cancel:
+		if err := r.Runner.Stop(ctx, opt); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateCancelled, reason: v1alpha1.ReasonCancelled, message: "Cancelled by the caller"})
+
+	case state == "":
+		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateQueued, reason: v1alpha1.ReasonQueued, message: "Waiting for a solver"})
+
+	case state == v1alpha1.StateQueued:
+		if err := r.Runner.Start(ctx, opt); err != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateRunning, reason: v1alpha1.ReasonStarted, message: "Handed to the solver"})
+	}
+
+	// Running: ask the runner.
+	out, err := r.Runner.Observe(ctx, opt)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	switch out.Phase {
+	case PhaseUnknown:
+		// The solve was lost (a restarted manager, a deleted Job): start it again.
+		ctrl.LoggerFrom(ctx).Info("Restarting solve that no runner knows of")
+		return ctrl.Result{}, r.Runner.Start(ctx, opt)
+	case PhaseSucceeded:
+		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateCompleted, reason: v1alpha1.ReasonCompleted, message: "The result is ready"})
+	case PhaseFailed:
+		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateFailed, failure: out.Failure, reason: v1alpha1.ReasonFailed, message: out.Failure.Message})
+	}
+	return ctrl.Result{}, nil
+}
+
+// apply writes the controller's status fields for transition t, then records
+// an Event. The controller owns state, errors, times, counts and conditions.
+func (r *OptimizationReconciler) apply(ctx context.Context, opt *v1alpha1.Optimization, t transition) error {
+	now := metav1.NewTime(r.Clock.Now())
+	st := map[string]any{
+		"state":              string(t.state),
+		"orderCount":         int64(len(opt.Spec.Orders)),
+		"vehicleCount":       int64(opt.Spec.VehicleTotal()),
+		"observedGeneration": opt.Generation,
+	}
+	if t.state == v1alpha1.StateQueued {
+		st["stage"] = string(v1alpha1.StageQueued)
+	}
+	startedAt := opt.Status.StartedAt
+	if startedAt == nil && t.state == v1alpha1.StateRunning {
+		startedAt = &now
+	}
+	if startedAt != nil {
+		st["startedAt"] = startedAt.UTC().Format(time.RFC3339)
+	}
+	if t.state.IsTerminal() {
+		st["finishedAt"] = now.UTC().Format(time.RFC3339)
+	}
+	if t.failure != nil {
+		st["errorCode"] = t.failure.Code
+		st["errorMessage"] = t.failure.Message
+	}
+	conditions := append([]metav1.Condition(nil), opt.Status.Conditions...)
+	finished := metav1.ConditionFalse
+	if t.state.IsTerminal() {
+		finished = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&conditions, metav1.Condition{
+		Type: v1alpha1.ConditionFinished, Status: finished, Reason: t.reason, Message: t.message, ObservedGeneration: opt.Generation,
+	})
+	list := make([]any, 0, len(conditions))
+	for _, c := range conditions {
+		list = append(list, map[string]any{
+			"type": c.Type, "status": string(c.Status), "reason": c.Reason, "message": c.Message,
+			"observedGeneration": c.ObservedGeneration, "lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339),
+		})
+	}
+	st["conditions"] = list
+
+	if err := solver.ApplyStatus(ctx, r.Client, opt.Namespace, opt.Name, solver.FieldOwnerController, st); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("unable to write status %s: %w", t.state, err)
+	}
+	eventType := corev1.EventTypeNormal
+	if t.state == v1alpha1.StateFailed {
+		eventType = corev1.EventTypeWarning
+	}
+	if r.Recorder != nil {
+		r.Recorder.Eventf(opt, nil, eventType, t.reason, string(t.state), "%s", t.message)
+	}
+	ctrl.LoggerFrom(ctx).Info("Optimization changed state", "state", t.state, "reason", t.reason)
+	return nil
+}
+
+// SetupWithManager registers the reconciler. Finished in-process solves
+// arrive on solveEvents (nil for the Job runner, whose Jobs are watched).
+func (r *OptimizationReconciler) SetupWithManager(mgr ctrl.Manager, solveEvents <-chan event.GenericEvent) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		For(&v1alpha1.Optimization{}).
+		Owns(&batchv1.Job{}).
+		Named("optimization")
+	if solveEvents != nil {
+		b = b.WatchesRawSource(source.Channel(solveEvents, &handler.EnqueueRequestForObject{}))
+	}
+	return b.Complete(r)
+}

@@ -1,0 +1,45 @@
+// Package controllers holds the reconcilers of routeopt: the
+// OptimizationReconciler moves an Optimization from queued to a terminal
+// state by handing it to a Runner (a Job per solve, or a goroutine pool).
+package controllers
+
+import (
+	"context"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver"
+)
+
+// Phase is what a Runner knows of one optimization's solve.
+type Phase int
+
+const (
+	// PhaseUnknown: the runner has no solve for it (never started, or lost
+	// with a restarted process); the controller starts one.
+	PhaseUnknown Phase = iota
+	// PhaseRunning: a solve is queued or in progress.
+	PhaseRunning
+	// PhaseSucceeded: the result is stored.
+	PhaseSucceeded
+	// PhaseFailed: Outcome.Failure says why.
+	PhaseFailed
+)
+
+// Outcome is a Runner's answer about one optimization.
+type Outcome struct {
+	Phase   Phase
+	Failure *solver.Failure
+}
+
+// Runner executes solves. Implementations are keyed by the optimization's
+// UID, so a recreated optimization with the same name never adopts an old solve.
+type Runner interface {
+	// Start begins a solve; starting one that is already known does nothing.
+	Start(ctx context.Context, opt *v1alpha1.Optimization) error
+	// Observe tells how the solve of opt is going.
+	Observe(ctx context.Context, opt *v1alpha1.Optimization) (Outcome, error)
+	// Stop cancels the solve of opt and forgets it; stopping an unknown one does nothing.
+	Stop(ctx context.Context, opt *v1alpha1.Optimization) error
+	// Forget drops what the runner keeps about a finished solve.
+	Forget(opt *v1alpha1.Optimization)
+}
