@@ -1,0 +1,216 @@
+package webserver
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/schema"
+)
+
+// idempotencyNamespace seeds the UUIDv5 ids derived from (tenant, key).
+var idempotencyNamespace = uuid.MustParse("6f1c8a52-3c2e-4a8e-9b7d-2f0c5e4d1a90")
+
+// OptimizationID is the id of the optimization created in namespace with
+// Idempotency-Key key: retried creates collide in etcd by construction.
+func OptimizationID(namespace, key string) string {
+	return uuid.NewSHA1(idempotencyNamespace, []byte(namespace+"\x00"+key)).String()
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// readBody reads the request body, answering 413 past the limit.
+func readBody(c *gin.Context) ([]byte, bool) {
+	body, err := io.ReadAll(c.Request.Body)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		abortError(c, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "request body is larger than the limit", map[string]any{"max_bytes": tooLarge.Limit})
+		return nil, false
+	}
+	if err != nil {
+		abortError(c, http.StatusBadRequest, "bad_request", "request body could not be read", nil)
+		return nil, false
+	}
+	return body, true
+}
+
+// createOptimization answers POST /v1/optimizations.
+func (s *Server) createOptimization(c *gin.Context) {
+	key, keyPresent := c.Request.Header["Idempotency-Key"]
+	keyValue := ""
+	if keyPresent && len(key) > 0 {
+		keyValue = key[0]
+	}
+	details := schema.ValidateIdempotencyKey(keyValue, keyPresent)
+	body, ok := readBody(c)
+	if !ok {
+		return
+	}
+	in, bodyDetails := schema.DecodeOptimizationIn(body)
+	details = append(details, bodyDetails...)
+	if len(details) > 0 {
+		abortValidation(c, details)
+		return
+	}
+
+	p := principal(c)
+	requestHash := sha256Hex(in.CanonicalJSON())
+	opt := &v1alpha1.Optimization{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      OptimizationID(p.Namespace, keyValue),
+			Namespace: p.Namespace,
+			Annotations: map[string]string{
+				v1alpha1.IdempotencyKeyHashAnnotation: sha256Hex([]byte(keyValue)),
+				v1alpha1.RequestHashAnnotation:        requestHash,
+			},
+		},
+		Spec: specFromRequest(in),
+	}
+	ctx, cancel := s.kubeContext(c)
+	defer cancel()
+	err := s.client.Create(ctx, opt)
+	if apierrors.IsAlreadyExists(err) {
+		existing := &v1alpha1.Optimization{}
+		if err := s.apiReader.Get(ctx, client.ObjectKeyFromObject(opt), existing); err != nil {
+			abortKube(c, err, "optimization")
+			return
+		}
+		if existing.Annotations[v1alpha1.RequestHashAnnotation] != requestHash {
+			abortValidation(c, []schema.Detail{{
+				Loc:   []any{"header", "idempotency-key"},
+				Msg:   "Idempotency-Key was already used with a different request",
+				Type:  "idempotency_key_reused",
+				Input: keyValue,
+			}})
+			return
+		}
+		c.JSON(http.StatusAccepted, s.record(existing))
+		return
+	}
+	if apierrors.IsInvalid(err) {
+		// The CRD's own rules caught something validation let through.
+		abortValidation(c, []schema.Detail{{Loc: []any{"body"}, Msg: "Value error, " + err.Error(), Type: "value_error", Input: nil, Ctx: map[string]any{"error": map[string]any{}}}})
+		return
+	}
+	if err != nil {
+		abortKube(c, err, "optimization")
+		return
+	}
+	c.JSON(http.StatusAccepted, s.record(opt))
+}
+
+// listOptimizations answers GET /v1/optimizations, newest first.
+func (s *Server) listOptimizations(c *gin.Context) {
+	pageRaw, pagePresent := c.GetQuery("page")
+	sizeRaw, sizePresent := c.GetQuery("page_size")
+	page, details := schema.QueryInt("page", pageRaw, pagePresent, 1, 1, math.MaxInt32)
+	size, sizeDetails := schema.QueryInt("page_size", sizeRaw, sizePresent, 25, 1, 100)
+	if details = append(details, sizeDetails...); len(details) > 0 {
+		abortValidation(c, details)
+		return
+	}
+	ctx, cancel := s.kubeContext(c)
+	defer cancel()
+	list := &v1alpha1.OptimizationList{}
+	if err := s.client.List(ctx, list, client.InNamespace(principal(c).Namespace)); err != nil {
+		abortKube(c, err, "optimizations")
+		return
+	}
+	items := list.Items
+	slices.SortFunc(items, func(a, b v1alpha1.Optimization) int {
+		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(b.Name, a.Name)
+	})
+	out := make([]Record, 0, size)
+	for i := (page - 1) * size; i >= 0 && i < len(items) && len(out) < size; i++ {
+		out = append(out, s.record(&items[i]))
+	}
+	c.JSON(http.StatusOK, gin.H{"items": out, "page": page, "page_size": size, "total": len(items)})
+}
+
+// lookup reads the optimization named in the path, in the caller's
+// namespace only: another company's id is simply not found.
+func (s *Server) lookup(c *gin.Context) (*v1alpha1.Optimization, bool) {
+	id, details := schema.ParseUUIDParam("optimization_id", c.Param("optimization_id"))
+	if len(details) > 0 {
+		abortValidation(c, details)
+		return nil, false
+	}
+	ctx, cancel := s.kubeContext(c)
+	defer cancel()
+	opt := &v1alpha1.Optimization{}
+	if err := s.client.Get(ctx, client.ObjectKey{Namespace: principal(c).Namespace, Name: id}, opt); err != nil {
+		abortKube(c, err, "optimization")
+		return nil, false
+	}
+	return opt, true
+}
+
+// getOptimization answers GET /v1/optimizations/{id}.
+func (s *Server) getOptimization(c *gin.Context) {
+	if opt, ok := s.lookup(c); ok {
+		c.JSON(http.StatusOK, s.record(opt))
+	}
+}
+
+// getResult answers GET /v1/optimizations/{id}/result.
+func (s *Server) getResult(c *gin.Context) {
+	includeRaw, present := c.GetQuery("include_path")
+	includePath, details := schema.QueryBool("include_path", includeRaw, present, false)
+	if len(details) > 0 {
+		abortValidation(c, details)
+		return
+	}
+	opt, ok := s.lookup(c)
+	if !ok {
+		return
+	}
+	state := opt.Status.State
+	if state == "" {
+		state = v1alpha1.StateQueued
+	}
+	if state != v1alpha1.StateCompleted {
+		abortError(c, http.StatusConflict, CodeResultNotReady, "the optimization is "+string(state)+"; a result exists once it is completed", map[string]any{"status": string(state)})
+		return
+	}
+	ctx, cancel := s.kubeContext(c)
+	defer cancel()
+	cm := &corev1.ConfigMap{}
+	if err := s.apiReader.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: opt.ResultConfigMapName()}, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			abortInternal(c, errors.New("completed optimization "+opt.Name+" has no result ConfigMap"))
+			return
+		}
+		abortKube(c, err, "result")
+		return
+	}
+	result, err := v1alpha1.DecodeResult(cm.BinaryData[v1alpha1.ResultDataKey])
+	if err != nil {
+		abortInternal(c, err)
+		return
+	}
+	if !includePath {
+		for i := range result.Routes {
+			result.Routes[i].Polyline = ""
+		}
+	}
+	c.JSON(http.StatusOK, result)
+}

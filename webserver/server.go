@@ -1,0 +1,189 @@
+// Package webserver is the REST front door: Gin handlers that authenticate
+// API keys, validate requests in the documented 422 shape, and translate
+// between the snake_case REST resources and the Optimization custom
+// resources. It never runs a solve and never writes status.
+package webserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Options configure a Server.
+type Options struct {
+	// PublicURL is the base of the links in records, e.g. https://routes.example.com.
+	PublicURL string
+	// MaxBodyBytes bounds request bodies; 5 MiB when zero.
+	MaxBodyBytes int64
+	// RequestTimeout bounds each call to the Kubernetes API; 10 s when zero.
+	RequestTimeout time.Duration
+}
+
+// Server holds what handlers need.
+type Server struct {
+	// Client writes objects and reads them from the informer cache.
+	client client.Client
+	// apiReader reads around the cache: idempotent replays and results.
+	apiReader client.Reader
+	// keys finds API key Secrets (a cache restricted to them in production).
+	keys    client.Reader
+	opts    Options
+	clock   clock.PassiveClock
+	log     logr.Logger
+	baseURL string
+}
+
+// New builds a Server. keys is the reader API key Secrets are looked up in.
+func New(c client.Client, apiReader, keys client.Reader, log logr.Logger, opts Options) *Server {
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = 5 << 20
+	}
+	if opts.RequestTimeout == 0 {
+		opts.RequestTimeout = 10 * time.Second
+	}
+	return &Server{
+		client: c, apiReader: apiReader, keys: keys, opts: opts,
+		clock: clock.RealClock{}, log: log,
+		baseURL: strings.TrimRight(opts.PublicURL, "/"),
+	}
+}
+
+// Context keys set by middleware.
+const (
+	ctxRequestID = "routeopt.requestID"
+	ctxPrincipal = "routeopt.principal"
+	ctxLogger    = "routeopt.logger"
+)
+
+// Handler returns the HTTP handler of the whole API.
+func (s *Server) Handler() http.Handler {
+	gin.SetMode(gin.ReleaseMode)
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+	r.Use(s.requestID, s.recovery, s.bodyLimit)
+	r.NoRoute(func(c *gin.Context) {
+		abortError(c, http.StatusNotFound, CodeNotFound, "no route "+c.Request.Method+" "+c.Request.URL.Path, nil)
+	})
+	r.NoMethod(func(c *gin.Context) {
+		abortError(c, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path, nil)
+	})
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+
+	v1 := r.Group("/v1", s.authenticate)
+	v1.GET("/me", s.me)
+	v1.POST("/optimizations", s.require(ScopeOptimizationsWrite), s.createOptimization)
+	v1.GET("/optimizations", s.require(ScopeOptimizationsRead), s.listOptimizations)
+	v1.GET("/optimizations/:optimization_id", s.require(ScopeOptimizationsRead), s.getOptimization)
+	v1.GET("/optimizations/:optimization_id/result", s.require(ScopeOptimizationsRead), s.getResult)
+	return r
+}
+
+// requestID echoes the client's X-Request-ID or makes one.
+func (s *Server) requestID(c *gin.Context) {
+	rid := c.GetHeader("X-Request-ID")
+	if rid == "" || len(rid) > 200 {
+		b := make([]byte, 12)
+		_, _ = rand.Read(b)
+		rid = hex.EncodeToString(b)
+	}
+	c.Set(ctxRequestID, rid)
+	c.Set(ctxLogger, s.log.WithValues("requestID", rid))
+	c.Header("X-Request-ID", rid)
+	c.Next()
+}
+
+// recovery turns a panic into a 500 envelope with the request id.
+func (s *Server) recovery(c *gin.Context) {
+	defer func() {
+		if r := recover(); r != nil {
+			if err, ok := r.(error); ok && errors.Is(err, http.ErrAbortHandler) {
+				panic(r)
+			}
+			abortInternal(c, errors.New("panic: "+strings.TrimSpace(fmt.Sprint(r))))
+		}
+	}()
+	c.Next()
+}
+
+// bodyLimit caps request bodies; handlers see a *http.MaxBytesError past it.
+func (s *Server) bodyLimit(c *gin.Context) {
+	if c.Request.ContentLength > s.opts.MaxBodyBytes {
+		abortError(c, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "request body is larger than the limit", map[string]any{"max_bytes": s.opts.MaxBodyBytes})
+		return
+	}
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, s.opts.MaxBodyBytes)
+	c.Next()
+}
+
+// authenticate resolves the bearer API key to a Principal.
+func (s *Server) authenticate(c *gin.Context) {
+	scheme, key, ok := strings.Cut(c.GetHeader("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" {
+		c.Header("WWW-Authenticate", "Bearer")
+		abortError(c, http.StatusUnauthorized, CodeUnauthorized, "a valid API key is required: send Authorization: Bearer <API_KEY>", nil)
+		return
+	}
+	ctx, cancel := s.kubeContext(c)
+	defer cancel()
+	p, err := Authenticate(ctx, s.keys, strings.TrimSpace(key))
+	if err != nil {
+		abortKube(c, err, "API key")
+		return
+	}
+	if p == nil {
+		c.Header("WWW-Authenticate", "Bearer")
+		abortError(c, http.StatusUnauthorized, CodeUnauthorized, "a valid API key is required: send Authorization: Bearer <API_KEY>", nil)
+		return
+	}
+	c.Set(ctxPrincipal, p)
+	c.Next()
+}
+
+// require stops requests whose key lacks scope.
+func (s *Server) require(scope string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if !principal(c).Has(scope) {
+			abortError(c, http.StatusForbidden, CodeInsufficientScope, "this API key lacks the scope "+scope, map[string]any{"required_scope": scope})
+			return
+		}
+		c.Next()
+	}
+}
+
+func principal(c *gin.Context) *Principal {
+	p, _ := c.Get(ctxPrincipal)
+	return p.(*Principal)
+}
+
+func loggerFrom(c *gin.Context) logr.Logger {
+	if l, ok := c.Get(ctxLogger); ok {
+		return l.(logr.Logger)
+	}
+	return logr.Discard()
+}
+
+// kubeContext bounds one call to the Kubernetes API.
+func (s *Server) kubeContext(c *gin.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(c.Request.Context(), s.opts.RequestTimeout)
+}
+
+// me answers GET /v1/me.
+func (s *Server) me(c *gin.Context) {
+	p := principal(c)
+	c.JSON(http.StatusOK, gin.H{
+		"company": gin.H{"id": p.CompanyID, "name": p.CompanyName},
+		"scopes":  p.Scopes,
+	})
+}

@@ -1,0 +1,125 @@
+package webserver
+
+import (
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/schema"
+)
+
+// specFromRequest maps the validated REST request (snake_case) onto the
+// custom resource's spec (camelCase), defaults applied.
+func specFromRequest(in *schema.OptimizationIn) v1alpha1.OptimizationSpec {
+	spec := v1alpha1.OptimizationSpec{
+		Name: in.Name,
+		Depot: v1alpha1.Depot{
+			Label: in.Depot.Label, Address: in.Depot.Address,
+			Latitude: in.Depot.Latitude, Longitude: in.Depot.Longitude,
+		},
+		Orders: make([]v1alpha1.Order, 0, len(in.Orders)),
+		Options: &v1alpha1.Options{
+			Strategy:      v1alpha1.Strategy(in.Options.Strategy),
+			Objective:     v1alpha1.Objective(in.Options.Objective),
+			SolverSeconds: int32Ptr(in.Options.SolverSeconds),
+		},
+	}
+	for _, o := range in.Orders {
+		spec.Orders = append(spec.Orders, v1alpha1.Order{
+			ID: o.ID, Address: o.Address, City: o.City, Region: o.Region, PostalCode: o.PostalCode, Country: o.Country,
+			Latitude: o.Latitude, Longitude: o.Longitude,
+			Demand: ptr.To(o.Demand), ServiceMinutes: ptr.To(o.ServiceMinutes),
+			TimeWindowStart: o.TimeWindowStart, TimeWindowEnd: o.TimeWindowEnd,
+			Customer: o.Customer, Phone: o.Phone, Notes: o.Notes,
+		})
+	}
+	if in.Fleet != nil {
+		f := in.Fleet
+		spec.Fleet = &v1alpha1.Fleet{
+			Count: int32(f.Count), Capacity: f.Capacity, ShiftStart: f.ShiftStart, ShiftEnd: f.ShiftEnd,
+			FixedCost: f.FixedCost, NamePrefix: f.NamePrefix,
+		}
+	}
+	for _, v := range in.Vehicles {
+		spec.Vehicles = append(spec.Vehicles, v1alpha1.Vehicle{
+			ID: v.ID, Capacity: v.Capacity, Driver: v.Driver, ShiftStart: v.ShiftStart, ShiftEnd: v.ShiftEnd, FixedCost: v.FixedCost,
+		})
+	}
+	return spec
+}
+
+func int32Ptr(v *int) *int32 {
+	if v == nil {
+		return nil
+	}
+	return ptr.To(int32(*v))
+}
+
+// Record is SPEC.md's Optimization record.
+type Record struct {
+	ID           string  `json:"id"`
+	Name         *string `json:"name"`
+	Status       string  `json:"status"`
+	Stage        string  `json:"stage"`
+	Progress     int32   `json:"progress"`
+	Strategy     string  `json:"strategy"`
+	Orders       int     `json:"orders"`
+	Vehicles     int     `json:"vehicles"`
+	ErrorCode    *string `json:"error_code"`
+	ErrorMessage *string `json:"error_message"`
+	CreatedAt    string  `json:"created_at"`
+	FinishedAt   *string `json:"finished_at"`
+	Links        Links   `json:"links"`
+}
+
+// Links of a record.
+type Links struct {
+	Self   string `json:"self"`
+	Result string `json:"result"`
+	Web    string `json:"web"`
+}
+
+// timestamp writes t as ISO 8601 UTC.
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05Z") }
+
+// record renders an Optimization as the REST record. Before the controller
+// first sees it, an Optimization is queued.
+func (s *Server) record(opt *v1alpha1.Optimization) Record {
+	st := opt.Status
+	rec := Record{
+		ID:        opt.Name,
+		Name:      opt.Spec.Name,
+		Status:    string(st.State),
+		Stage:     string(st.Stage),
+		Progress:  st.Progress,
+		Strategy:  string(opt.Spec.EffectiveOptions().Strategy),
+		Orders:    int(st.OrderCount),
+		Vehicles:  int(st.VehicleCount),
+		CreatedAt: timestamp(opt.CreationTimestamp.Time),
+		Links: Links{
+			Self:   s.baseURL + "/v1/optimizations/" + opt.Name,
+			Result: s.baseURL + "/v1/optimizations/" + opt.Name + "/result",
+			Web:    s.baseURL + "/optimizations/" + opt.Name,
+		},
+	}
+	if rec.Status == "" {
+		rec.Status = string(v1alpha1.StateQueued)
+	}
+	if rec.Stage == "" {
+		rec.Stage = string(v1alpha1.StageQueued)
+	}
+	if rec.Orders == 0 {
+		rec.Orders = len(opt.Spec.Orders)
+	}
+	if rec.Vehicles == 0 {
+		rec.Vehicles = opt.Spec.VehicleTotal()
+	}
+	if st.State == v1alpha1.StateFailed {
+		rec.ErrorCode, rec.ErrorMessage = ptr.To(st.ErrorCode), ptr.To(st.ErrorMessage)
+	}
+	if st.FinishedAt != nil {
+		rec.FinishedAt = ptr.To(timestamp(st.FinishedAt.Time))
+	}
+	return rec
+}
