@@ -1,0 +1,137 @@
+// Package schema holds the REST request DTOs of the route-optimization API
+// and their decoding and validation. Errors come out exactly as FastAPI sends
+// pydantic v2 errors (type, loc, msg, input, ctx), because the service
+// replaces a FastAPI one and clients rely on that shape (API-DECISIONS.md,
+// "Validation (422)").
+//
+// Decoding follows the original stack step by step: the body is parsed as
+// CPython's json.loads does (same error messages and character offsets,
+// exact integers, duplicate keys resolved last-wins), then validated in
+// pydantic v2 lax mode, field by field in declaration order, reporting every
+// error. Cross-field rules run, as pydantic model validators do, only on
+// models whose fields are all valid.
+//
+// Only the standard library is used.
+package schema
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// OptimizationIn is the body of POST /v1/optimizations, decoded with
+// defaults applied.
+type OptimizationIn struct {
+	Name     *string     `json:"name"`
+	Depot    DepotIn     `json:"depot"`
+	Orders   []OrderIn   `json:"orders"`
+	Vehicles []VehicleIn `json:"vehicles"` // nil when absent or null
+	Fleet    *FleetIn    `json:"fleet"`    // nil when absent or null
+	Options  OptionsIn   `json:"options"`
+}
+
+// DepotIn is the depot: an address, or a latitude and longitude.
+type DepotIn struct {
+	Label     *string  `json:"label"`
+	Address   *string  `json:"address"`
+	Latitude  *float64 `json:"latitude"`
+	Longitude *float64 `json:"longitude"`
+}
+
+// HasAddress reports whether the depot has a usable (non-blank) address.
+func (d *DepotIn) HasAddress() bool { return hasText(d.Address) }
+
+// OrderIn is one stop to serve. Demand defaults to 1, ServiceMinutes to 5.
+type OrderIn struct {
+	ID              string   `json:"id"`
+	Address         *string  `json:"address"`
+	City            *string  `json:"city"`
+	Region          *string  `json:"region"`
+	PostalCode      *string  `json:"postal_code"`
+	Country         *string  `json:"country"`
+	Latitude        *float64 `json:"latitude"`
+	Longitude       *float64 `json:"longitude"`
+	Demand          float64  `json:"demand"`
+	ServiceMinutes  float64  `json:"service_minutes"`
+	TimeWindowStart *string  `json:"time_window_start"`
+	TimeWindowEnd   *string  `json:"time_window_end"`
+	Customer        *string  `json:"customer"`
+	Phone           *string  `json:"phone"`
+	Notes           *string  `json:"notes"`
+}
+
+// HasAddress reports whether the order has a usable address: an empty or
+// blank string is no address (API-DECISIONS.md).
+func (o *OrderIn) HasAddress() bool { return hasText(o.Address) }
+
+// VehicleIn is one individual vehicle. Shifts default to 08:00-18:00.
+type VehicleIn struct {
+	ID         string  `json:"id"`
+	Capacity   float64 `json:"capacity"`
+	Driver     *string `json:"driver"`
+	ShiftStart string  `json:"shift_start"`
+	ShiftEnd   string  `json:"shift_end"`
+	FixedCost  float64 `json:"fixed_cost"`
+}
+
+// FleetIn is Count identical vehicles, named NamePrefix (default "Vehicle")
+// plus a number by the caller.
+type FleetIn struct {
+	Count      int     `json:"count"`
+	Capacity   float64 `json:"capacity"`
+	ShiftStart string  `json:"shift_start"`
+	ShiftEnd   string  `json:"shift_end"`
+	FixedCost  float64 `json:"fixed_cost"`
+	NamePrefix string  `json:"name_prefix"`
+}
+
+// OptionsIn are the solver options. Strategy defaults to "optimized",
+// Objective to "distance"; SolverSeconds is nil unless given.
+type OptionsIn struct {
+	Strategy      string `json:"strategy"`
+	Objective     string `json:"objective"`
+	SolverSeconds *int   `json:"solver_seconds"`
+}
+
+// ExportIn is the optional body of POST /v1/optimizations/{id}/exports.
+// Format defaults to "xlsx", IncludeDriverInstructions to true.
+type ExportIn struct {
+	Format                    string `json:"format"`
+	IncludeDriverInstructions bool   `json:"include_driver_instructions"`
+}
+
+// WebhookIn is the body of POST /v1/webhooks. Only its shape and length are
+// checked here; whether URL is a public https URL is checked elsewhere.
+type WebhookIn struct {
+	URL string `json:"url"`
+}
+
+// Defaults of the optional fields.
+const (
+	DefaultDemand         = 1.0
+	DefaultServiceMinutes = 5.0
+	DefaultShiftStart     = "08:00"
+	DefaultShiftEnd       = "18:00"
+	DefaultNamePrefix     = "Vehicle"
+	DefaultStrategy       = "optimized"
+	DefaultObjective      = "distance"
+	DefaultExportFormat   = "xlsx"
+)
+
+// CanonicalJSON marshals the decoded, defaulted request deterministically:
+// fields in declaration order, every field present (null when unset), numbers
+// as Go prints float64, no HTML escaping, no trailing newline. Two requests
+// that differ only in key order, whitespace, duplicate keys, omitted
+// defaults or equivalent coercions ("2", 2.0, 2) give the same bytes, which
+// makes it suitable for idempotency hashing.
+func (o *OptimizationIn) CanonicalJSON() []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(o); err != nil {
+		// Only a hand-built value holding NaN or ±Inf gets here; decoded
+		// values are always finite.
+		panic("schema: CanonicalJSON: " + err.Error())
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
