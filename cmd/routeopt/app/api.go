@@ -1,0 +1,103 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"routeopt.io/routeopt/webserver"
+)
+
+// apiOptions configure the REST server.
+type apiOptions struct {
+	listen       string
+	publicURL    string
+	maxBodyBytes int64
+}
+
+func (o *apiOptions) addFlags(cmd *cobra.Command, defaultListen string) {
+	f := cmd.Flags()
+	f.StringVar(&o.listen, "listen", defaultListen, "address the REST API listens on")
+	f.StringVar(&o.publicURL, "public-url", "", "base URL clients reach the API at, for links in records; default http://<listen>")
+	f.Int64Var(&o.maxBodyBytes, "max-body-bytes", 5<<20, "largest accepted request body")
+}
+
+// serveAPI serves the REST API on ln until ctx ends, then drains in-flight
+// requests for up to 10 s.
+func serveAPI(ctx context.Context, ln net.Listener, c cluster.Cluster, o apiOptions, log logr.Logger) error {
+	public := o.publicURL
+	if public == "" {
+		public = "http://" + ln.Addr().String()
+	}
+	srv := webserver.New(c.GetClient(), c.GetAPIReader(), c.GetClient(), log.WithName("api"), webserver.Options{PublicURL: public, MaxBodyBytes: o.maxBodyBytes})
+	httpServer := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- httpServer.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := httpServer.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func newAPICommand() *cobra.Command {
+	var (
+		kubeconfig string
+		o          apiOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "api",
+		Short: "Serve the REST API (stateless; run several replicas)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := restConfig(kubeconfig)
+			if err != nil {
+				return err
+			}
+			c, err := cluster.New(cfg, func(co *cluster.Options) {
+				co.Scheme = NewScheme()
+				co.Cache = CacheOptions()
+			})
+			if err != nil {
+				return fmt.Errorf("unable to create client: %w", err)
+			}
+			ctx := ctrl.SetupSignalHandler()
+			go func() { _ = c.Start(ctx) }()
+			if !c.GetCache().WaitForCacheSync(ctx) {
+				return errors.New("unable to sync caches")
+			}
+			ln, err := net.Listen("tcp", o.listen)
+			if err != nil {
+				return err
+			}
+			log := ctrl.Log.WithName("routeopt")
+			log.Info("Serving the REST API", "address", ln.Addr().String())
+			return serveAPI(ctx, ln, c, o, log)
+		},
+	}
+	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file; default in-cluster or $KUBECONFIG")
+	o.addFlags(cmd, ":8080")
+	return cmd
+}

@@ -1,0 +1,254 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"routeopt.io/routeopt/config/crd"
+	"routeopt.io/routeopt/webserver"
+)
+
+// DevOptions configure dev mode.
+type DevOptions struct {
+	api apiOptions
+	// DataDir keeps etcd's data, the kubeconfig and the generated dev key.
+	DataDir string
+	// APIKey, when set, is the dev key instead of the remembered or a new one.
+	APIKey string
+	// ControlPlaneDir holds kube-apiserver and etcd.
+	ControlPlaneDir string
+	// WebhookAllowTargets are HOST:PORT webhook targets allowed despite being private.
+	WebhookAllowTargets []string
+	// ExportLinkTTL is how long export links live.
+	ExportLinkTTL time.Duration
+	// MaxConcurrentSolves bounds in-process solves.
+	MaxConcurrentSolves int
+}
+
+// DevInfo is what a started dev environment tells its user.
+type DevInfo struct {
+	URL        string
+	APIKey     string
+	Kubeconfig string
+}
+
+const devCompany = "dev"
+
+func newDevCommand() *cobra.Command {
+	var o DevOptions
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Dev mode: local control plane, controller and REST API in one process",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := ctrl.SetupSignalHandler()
+			out := cmd.OutOrStdout()
+			return RunDev(ctx, o, func(info DevInfo) {
+				fmt.Fprintf(out, "\nrouteopt dev is ready\n  REST API:  %s\n  API key:   %s\n  kubectl:   kubectl --kubeconfig %s get optimizations -A\n  Stop with Ctrl-C.\n\n", info.URL, info.APIKey, info.Kubeconfig)
+			})
+		},
+	}
+	o.api.addFlags(cmd, "127.0.0.1:8080")
+	f := cmd.Flags()
+	f.StringVar(&o.DataDir, "data-dir", ".routeopt-dev", "keeps etcd's data (so a restart keeps every optimization) and writes kubeconfig there")
+	f.StringVar(&o.APIKey, "api-key", "", "use this dev API key (svc_sk_...) instead of a generated one")
+	f.StringVar(&o.ControlPlaneDir, "control-plane-dir", "", "directory with kube-apiserver and etcd; default $KUBEBUILDER_ASSETS, else k8s/ beside this binary")
+	f.StringArrayVar(&o.WebhookAllowTargets, "webhook-allow-target", nil, "HOST:PORT a webhook may target although private (repeatable; development only)")
+	f.DurationVar(&o.ExportLinkTTL, "export-link-ttl", 15*time.Minute, "lifetime of export download links")
+	f.IntVar(&o.MaxConcurrentSolves, "max-concurrent-solves", 0, "solves at once; default half the CPUs")
+	return cmd
+}
+
+// controlPlaneDir finds kube-apiserver and etcd: the flag, then
+// $KUBEBUILDER_ASSETS, then k8s/ beside the running executable.
+func controlPlaneDir(flag string) (string, error) {
+	candidates := []string{flag, os.Getenv("KUBEBUILDER_ASSETS")}
+	if exe, err := os.Executable(); err == nil {
+		if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = resolved
+		}
+		candidates = append(candidates, filepath.Join(filepath.Dir(exe), "k8s"))
+	}
+	for _, dir := range candidates {
+		if dir == "" {
+			continue
+		}
+		if isFile(filepath.Join(dir, "kube-apiserver")) && isFile(filepath.Join(dir, "etcd")) {
+			return filepath.Abs(dir)
+		}
+		if dir == flag {
+			return "", fmt.Errorf("--control-plane-dir %s has no kube-apiserver and etcd (build them with make envtest)", dir)
+		}
+	}
+	return "", errors.New("kube-apiserver and etcd not found: run `make envtest`, or pass --control-plane-dir")
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// RunDev starts the local control plane, the controllers with the in-process
+// runner and the REST API; it calls ready once GET /v1/me answers 200 and
+// returns after ctx ends and everything has stopped.
+func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) {
+	log := ctrl.Log.WithName("dev")
+	assets, err := controlPlaneDir(o.ControlPlaneDir)
+	if err != nil {
+		return err
+	}
+	dataDir, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(dataDir, "etcd"), 0o700); err != nil {
+		return fmt.Errorf("unable to create data dir: %w", err)
+	}
+	crds, err := crd.CRDs()
+	if err != nil {
+		return err
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: assets,
+		CRDs:                  crds,
+		ErrorIfCRDPathMissing: true,
+	}
+	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dataDir, "etcd")}
+	log.Info("Starting the local control plane", "binaries", assets, "dataDir", dataDir)
+	cfg, err := env.Start()
+	if err != nil {
+		return fmt.Errorf("unable to start the local control plane: %w", err)
+	}
+	defer func() {
+		if stopErr := env.Stop(); stopErr != nil && err == nil {
+			err = fmt.Errorf("unable to stop the local control plane: %w", stopErr)
+		}
+	}()
+
+	user, err := env.AddUser(envtest.User{Name: "routeopt-dev", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return err
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	kubeconfigPath := filepath.Join(dataDir, "kubeconfig")
+	if err := os.WriteFile(kubeconfigPath, kubeconfig, 0o600); err != nil {
+		return err
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 NewScheme(),
+		Cache:                  CacheOptions(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return fmt.Errorf("unable to create manager: %w", err)
+	}
+	mgrCtx, stopManager := context.WithCancel(ctx)
+	defer stopManager()
+	wait, err := AddControllers(mgrCtx, mgr, RunnerOptions{Kind: "inprocess", MaxConcurrent: o.MaxConcurrentSolves})
+	if err != nil {
+		return err
+	}
+	mgrDone := make(chan error, 1)
+	go func() { mgrDone <- mgr.Start(mgrCtx) }()
+	defer func() {
+		stopManager()
+		if mgrErr := <-mgrDone; mgrErr != nil && err == nil {
+			err = mgrErr
+		}
+		wait()
+	}()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return errors.New("unable to sync caches")
+	}
+
+	key, err := devAPIKey(ctx, mgr.GetClient(), dataDir, o.APIKey)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.api.listen)
+	if err != nil {
+		return fmt.Errorf("unable to listen on %s: %w", o.api.listen, err)
+	}
+	apiDone := make(chan error, 1)
+	go func() { apiDone <- serveAPI(ctx, ln, mgr, o.api, ctrl.Log.WithName("routeopt")) }()
+	url := "http://" + ln.Addr().String()
+	if err := waitReady(ctx, url, key, apiDone); err != nil {
+		return err
+	}
+	ready(DevInfo{URL: url, APIKey: key, Kubeconfig: relativeToCwd(kubeconfigPath)})
+	return <-apiDone
+}
+
+// devAPIKey registers the dev key: the flag's, else the one remembered in
+// the data dir, else a new one, which is then remembered.
+func devAPIKey(ctx context.Context, c client.Client, dataDir, flagKey string) (string, error) {
+	keyFile := filepath.Join(dataDir, "api-key")
+	key := flagKey
+	if key == "" {
+		if b, err := os.ReadFile(keyFile); err == nil {
+			key = strings.TrimSpace(string(b))
+		}
+	}
+	key, err := webserver.CreateAPIKey(ctx, c, devCompany, "Dev Company", webserver.AllScopes, key)
+	if err != nil {
+		return "", err
+	}
+	if flagKey == "" {
+		if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
+			return "", err
+		}
+	}
+	return key, nil
+}
+
+// waitReady polls GET /v1/me until it answers 200.
+func waitReady(ctx context.Context, url, key string, apiDone <-chan error) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/v1/me", nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case err := <-apiDone:
+			return fmt.Errorf("the REST API stopped: %w", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return errors.New("the REST API did not become ready within 30 s")
+}
+
+func relativeToCwd(p string) string {
+	if wd, err := os.Getwd(); err == nil {
+		if rel, err := filepath.Rel(wd, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return p
+}

@@ -1,0 +1,58 @@
+// Package app holds the routeopt subcommands.
+package app
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+)
+
+// NewRootCommand is `routeopt`.
+func NewRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "routeopt",
+		Short:         "Route optimization as a Kubernetes operator",
+		SilenceUsage:  true,
+		SilenceErrors: false,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			dev, _ := cmd.Flags().GetBool("log-dev")
+			ctrl.SetLogger(zap.New(zap.UseDevMode(dev)))
+		},
+	}
+	root.PersistentFlags().Bool("log-dev", false, "human-readable logs instead of JSON")
+	root.AddCommand(newManagerCommand(), newAPICommand(), newSolveCommand(), newDevCommand(), newAPIKeyCommand())
+	return root
+}
+
+// NewScheme knows the built-in kinds and routeopt's.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(v1alpha1.AddToScheme(s))
+	return s
+}
+
+// restConfig loads --kubeconfig, else $KUBECONFIG, in-cluster or ~/.kube/config.
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("unable to load kubeconfig %s: %w", kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("unable to find a cluster (set --kubeconfig): %w", err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,52 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"routeopt.io/routeopt/solver"
+)
+
+func newSolveCommand() *cobra.Command {
+	var kubeconfig, namespace, name, terminationLog string
+	cmd := &cobra.Command{
+		Use:   "solve",
+		Short: "Solve one Optimization (the entry point of a solve Job)",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if namespace == "" || name == "" {
+				return errors.New("--namespace and --name are required")
+			}
+			cfg, err := restConfig(kubeconfig)
+			if err != nil {
+				return err
+			}
+			c, err := client.New(cfg, client.Options{Scheme: NewScheme()})
+			if err != nil {
+				return fmt.Errorf("unable to create client: %w", err)
+			}
+			ctx := ctrl.SetupSignalHandler()
+			p := &solver.Pipeline{Client: c}
+			err = p.Run(ctx, types.NamespacedName{Namespace: namespace, Name: name})
+			if err != nil {
+				f := solver.AsFailure(err)
+				solver.WriteTerminationMessage(terminationLog, f)
+				fmt.Fprintln(os.Stderr, f.Error())
+				cmd.SilenceErrors = true
+				return f
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file; default in-cluster or $KUBECONFIG")
+	f.StringVar(&namespace, "namespace", "", "namespace of the Optimization")
+	f.StringVar(&name, "name", "", "name (id) of the Optimization")
+	f.StringVar(&terminationLog, "termination-log", solver.TerminationMessagePath, "where the failure is written for the controller")
+	return cmd
+}
