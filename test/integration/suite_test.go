@@ -1,0 +1,151 @@
+// Package integration tests the whole service in one process against a real
+// kube-apiserver and etcd (envtest): the REST API, the controller, both
+// runners and the solve pipeline.
+package integration
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"routeopt.io/routeopt/cmd/routeopt/app"
+	"routeopt.io/routeopt/config/crd"
+	"routeopt.io/routeopt/webserver"
+)
+
+var (
+	cfg            *rest.Config
+	kubeconfigPath string
+	k8sClient      client.WithWatch
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.WriteTo(os.Stderr), zap.Level(zapLevel())))
+	crds, err := crd.CRDs()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		assets, _ = filepath.Abs("../../bin/k8s")
+	}
+	env := &envtest.Environment{BinaryAssetsDirectory: assets, CRDs: crds}
+	cfg, err = env.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "unable to start envtest (run make envtest): %v\n", err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	user, err := env.AddUser(envtest.User{Name: "integration", Groups: []string{"system:masters"}}, nil)
+	if err == nil {
+		var kc []byte
+		if kc, err = user.KubeConfig(); err == nil {
+			dir, _ := os.MkdirTemp("", "routeopt-integration")
+			defer func() { _ = os.RemoveAll(dir) }()
+			kubeconfigPath = filepath.Join(dir, "kubeconfig")
+			err = os.WriteFile(kubeconfigPath, kc, 0o600)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	k8sClient, err = client.NewWithWatch(cfg, client.Options{Scheme: app.NewScheme()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
+}
+
+// zapLevel keeps test logs to warnings and errors unless ROUTEOPT_TEST_VERBOSE is set.
+func zapLevel() zapcore.Level {
+	if os.Getenv("ROUTEOPT_TEST_VERBOSE") != "" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.WarnLevel
+}
+
+// system is a tenant with its own manager, runner and REST server.
+type system struct {
+	namespace string
+	apiKey    string
+	url       string
+	client    client.Client
+}
+
+// startSystem starts a manager watching only a fresh tenant namespace, with
+// the given runner, and the REST API in front of it.
+func startSystem(t *testing.T, runner string) *system {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	company := "it-" + randomHex(4)
+	key, err := webserver.CreateAPIKey(ctx, k8sClient, company, "Integration "+company, webserver.AllScopes, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := webserver.TenantNamespace(company)
+	opts := app.CacheOptions()
+	opts.DefaultNamespaces = map[string]cache.Config{ns: {}}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 app.NewScheme(),
+		Cache:                  opts,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// Several managers run in this process, one per test.
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait, err := app.AddControllers(ctx, mgr, app.RunnerOptions{Kind: runner, Image: "routeopt:test", Command: "/routeopt", MaxConcurrent: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+	srv := webserver.New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), ctrl.Log.WithName("api"), webserver.Options{PublicURL: "https://routes.example.test"})
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ts.Close()
+		cancel()
+		<-done
+		wait()
+	})
+	return &system{namespace: ns, apiKey: key, url: ts.URL, client: mgr.GetClient()}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
