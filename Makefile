@@ -67,6 +67,12 @@ $(K8SBIN)/kube-apiserver: hack/k8s/go.mod hack/k8s/go.sum
 $(K8SBIN)/etcd: hack/k8s/go.mod hack/k8s/go.sum
 	cd hack/k8s && CGO_ENABLED=0 go build -trimpath -o $(K8SBIN)/etcd go.etcd.io/etcd/server/v3
 
+.PHONY: kubectl
+kubectl: $(K8SBIN)/kubectl ## Build kubectl (same version as the control plane) into bin/k8s.
+
+$(K8SBIN)/kubectl: hack/k8s/go.mod hack/k8s/go.sum
+	cd hack/k8s && CGO_ENABLED=0 go build -trimpath -o $(K8SBIN)/kubectl k8s.io/kubernetes/cmd/kubectl
+
 .PHONY: test
 test: manifests generate envtest vet ## Run every test, envtest integration included.
 	KUBEBUILDER_ASSETS=$(K8SBIN) go test -timeout $(TEST_TIMEOUT) $(GOTEST_FLAGS) ./... 

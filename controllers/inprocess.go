@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -132,6 +131,3 @@ func (r *InProcessRunner) Forget(opt *v1alpha1.Optimization) {
 func (r *InProcessRunner) Wait() { r.wg.Wait() }
 
 var _ Runner = &InProcessRunner{}
-
-// keyOf names an object for logs and lookups.
-func keyOf(obj client.Object) types.NamespacedName { return client.ObjectKeyFromObject(obj) }

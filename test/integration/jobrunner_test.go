@@ -161,4 +161,3 @@ func TestJobRunner(t *testing.T) {
 		}
 	})
 }
-

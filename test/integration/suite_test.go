@@ -53,6 +53,7 @@ func runSuite(m *testing.M) int {
 	env := &envtest.Environment{BinaryAssetsDirectory: assets, CRDs: crds}
 	cfg, err = env.Start()
 	if err != nil {
+		_ = env.Stop() // Start can fail after launching processes (CRD install)
 		fmt.Fprintf(os.Stderr, "unable to start envtest (run make envtest): %v\n", err)
 		return 1
 	}

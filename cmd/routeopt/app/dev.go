@@ -129,9 +129,12 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 		ErrorIfCRDPathMissing: true,
 	}
 	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dataDir, "etcd")}
+	// envtest turns fsync off for speed; dev data must survive a crash.
+	env.ControlPlane.Etcd.Configure().Disable("unsafe-no-fsync")
 	log.Info("Starting the local control plane", "binaries", assets, "dataDir", dataDir)
 	cfg, err := env.Start()
 	if err != nil {
+		_ = env.Stop() // Start can fail after launching processes (CRD install)
 		return fmt.Errorf("unable to start the local control plane: %w", err)
 	}
 	defer func() {

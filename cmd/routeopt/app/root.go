@@ -24,11 +24,15 @@ func NewRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: false,
 		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
-			dev, _ := cmd.Flags().GetBool("log-dev")
+			// Dev mode talks to a person at a terminal: readable logs by default.
+			dev := cmd.Name() == "dev"
+			if f := cmd.Flags().Lookup("log-dev"); f != nil && f.Changed {
+				dev, _ = cmd.Flags().GetBool("log-dev")
+			}
 			ctrl.SetLogger(zap.New(zap.UseDevMode(dev)))
 		},
 	}
-	root.PersistentFlags().Bool("log-dev", false, "human-readable logs instead of JSON")
+	root.PersistentFlags().Bool("log-dev", false, "human-readable logs instead of JSON (default for dev)")
 	root.AddCommand(newManagerCommand(), newAPICommand(), newSolveCommand(), newDevCommand(), newAPIKeyCommand())
 	return root
 }
