@@ -1,0 +1,133 @@
+package vrp
+
+import "math"
+
+// construct builds a first plan with regret-2 insertion: repeatedly insert
+// the order whose best and second-best options (over routes in use and over
+// empty vehicles of each type) differ most, at its best position. Orders
+// with a single option come first; ties go to the order whose best option
+// is the most expensive (typically the farthest), which seeds new routes
+// with outlying orders.
+//
+// The best insertion of every order into every used route is cached and only
+// recomputed for the route that changed, so a step costs
+// O(orders x (routes + types)) plus O(orders x route length) segment merges.
+// It runs to completion even when the context is cancelled or the time
+// limit has passed (about 0.1 s for 500 orders), so that Solve always has a
+// real first plan to return.
+func (s *solver) construct(st *state) {
+	var pending []int
+	for u := 0; u < s.n; u++ {
+		if s.assignable[u] && st.routeOf[u] < 0 {
+			pending = append(pending, u)
+		}
+	}
+	if len(pending) == 0 {
+		return
+	}
+	m, nt := s.m, len(s.types)
+	inf := math.Inf(1)
+	insCost := make([]float64, s.n*m) // best delta of inserting u into used route v
+	insPos := make([]int32, s.n*m)
+	emptyLeft := make([]int, nt)
+	var used []int
+	for v := range st.routes {
+		if len(st.routes[v].seq) > 0 {
+			used = append(used, v)
+		} else {
+			emptyLeft[s.typeOf[v]]++
+		}
+	}
+	emptyCost := s.alone // cost of u alone on an empty vehicle of type t
+	for _, u := range pending {
+		for _, v := range used {
+			s.cacheInsertion(st, u, v, insCost, insPos)
+		}
+	}
+
+	for len(pending) > 0 {
+		bestIdx, bestV, bestPos := -1, -1, 0
+		bestRegret, bestC1 := 0.0, 0.0
+		for idx, u := range pending {
+			c1, c2 := inf, inf
+			v1, p1 := -1, 0
+			offer := func(c float64, v, pos int) {
+				if c < c1 {
+					c2, c1, v1, p1 = c1, c, v, pos
+				} else if c < c2 {
+					c2 = c
+				}
+			}
+			row := u * m
+			for _, v := range used {
+				if c := insCost[row+v]; c < inf {
+					offer(c, v, int(insPos[row+v]))
+				}
+			}
+			for t := range nt {
+				c := emptyCost[u*nt+t]
+				if emptyLeft[t] == 0 || c == inf {
+					continue
+				}
+				offer(c, -1-t, 0)
+				if emptyLeft[t] > 1 {
+					offer(c, -1-t, 0)
+				}
+			}
+			if c1 == inf {
+				continue
+			}
+			regret := c2 - c1 // +Inf with a single option
+			if bestIdx < 0 || regret > bestRegret || (regret == bestRegret && c1 > bestC1) {
+				bestIdx, bestV, bestPos, bestRegret, bestC1 = idx, v1, p1, regret, c1
+			}
+		}
+		if bestIdx < 0 {
+			return // the rest fits nowhere
+		}
+		u := pending[bestIdx]
+		pending[bestIdx] = pending[len(pending)-1]
+		pending = pending[:len(pending)-1]
+		v := bestV
+		if v < 0 {
+			t := -1 - v
+			v = s.firstEmpty(st, t)
+			emptyLeft[t]--
+			used = append(used, v)
+			bestPos = 0
+		}
+		s.insert(st, u, v, bestPos)
+		for _, x := range pending {
+			s.cacheInsertion(st, x, v, insCost, insPos)
+		}
+	}
+}
+
+// cacheInsertion stores the best insertion of u into used route v.
+func (s *solver) cacheInsertion(st *state, u, v int, insCost []float64, insPos []int32) {
+	r := &st.routes[v]
+	i := u*s.m + v
+	insCost[i] = math.Inf(1)
+	if !fitsCapacity(r.load()+s.demand[u], s.capacity[v]) {
+		return
+	}
+	su := s.single[u]
+	k, e, svc := len(r.seq), s.edges(r.full), r.full.svc+su.svc
+	for q := 0; q <= k; q++ {
+		prev, next := r.pre[q].last, r.tail[q].first
+		if s.bound(v, k+1, e+s.lbm[prev][u+1]+s.lbm[u+1][next]-s.lbm[prev][next], svc)-r.cost >= insCost[i] {
+			continue
+		}
+		x := s.merge(r.pre[q], su)
+		if x.tw > 0 {
+			continue
+		}
+		full := s.merge(x, r.tail[q])
+		if full.tw > 0 {
+			continue
+		}
+		if d := s.cost(v, full) - r.cost; d < insCost[i] {
+			insCost[i], insPos[i] = d, int32(q)
+		}
+	}
+}

@@ -1,0 +1,403 @@
+package vrp
+
+import (
+	"fmt"
+	"math"
+)
+
+// improveEps is the smallest cost decrease that counts as an improvement.
+const improveEps = 1e-7
+
+// localSearch applies first-improvement moves around each order's nearest
+// neighbours until no move improves (or time is up):
+//
+//   - relocate / or-opt: move a string of 1..3 orders starting at u, forward
+//     or reversed, next to a neighbour w (before or after it), in the same
+//     or another route;
+//   - swap u with w;
+//   - 2-opt* (between routes): exchange the tails after u and after (or
+//     from) w;
+//   - 2-opt (within a route): reverse the path between u and w;
+//   - move u alone to an empty vehicle of another type or with a cheaper
+//     fixed cost;
+//   - insert orders that are not planned wherever they fit.
+//
+// Moves between routes are evaluated in O(1) from the cached segments (plus
+// the moved string); moves inside a route walk only the changed part.
+func (s *solver) localSearch(st *state) {
+	order := make([]int, 0, s.n)
+	for u := range s.n {
+		if s.assignable[u] {
+			order = append(order, u)
+		}
+	}
+	for {
+		improved := s.insertMissing(st)
+		s.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for _, u := range order {
+			if s.stop() {
+				return
+			}
+			if st.routeOf[u] >= 0 && s.improveOrder(st, u) {
+				improved = true
+				if debugVerify {
+					s.verify(st, "local search")
+				}
+			}
+		}
+		if !improved {
+			return
+		}
+	}
+}
+
+// localSearchRoutes is localSearch restricted to the orders of the given
+// routes and of the routes that its moves change (a worklist), so that a
+// few changed routes are polished without a pass over the whole plan.
+func (s *solver) localSearchRoutes(st *state, routes []int) {
+	s.trackChanged = true
+	defer func() { s.trackChanged = false }()
+	s.queue = append(s.queue[:0], routes...)
+	s.stamp++
+	for _, v := range s.queue {
+		s.mark[v] = s.stamp
+	}
+	for len(s.queue) > 0 {
+		v := s.queue[len(s.queue)-1]
+		s.queue = s.queue[:len(s.queue)-1]
+		s.mark[v] = 0
+		orders := append(s.orders[:0], st.routes[v].seq...)
+		s.orders = orders
+		for _, u := range orders {
+			if s.stop() {
+				return
+			}
+			if st.routeOf[u] < 0 {
+				continue
+			}
+			s.changed = s.changed[:0]
+			if !s.improveOrder(st, u) {
+				continue
+			}
+			if debugVerify {
+				s.verify(st, "local search of routes")
+			}
+			for _, c := range s.changed {
+				if s.mark[c] != s.stamp && len(st.routes[c].seq) > 0 {
+					s.mark[c] = s.stamp
+					s.queue = append(s.queue, c)
+				}
+			}
+		}
+	}
+}
+
+// insertMissing inserts planned-out orders at their best feasible position.
+func (s *solver) insertMissing(st *state) bool {
+	if st.missing == 0 {
+		return false
+	}
+	any := false
+	for u := range s.n {
+		if !s.assignable[u] || st.routeOf[u] >= 0 {
+			continue
+		}
+		if v, q, _ := s.bestInsertion(st, u, 0, false); v >= 0 {
+			s.insert(st, u, v, q)
+			any = true
+		}
+	}
+	return any
+}
+
+// improveOrder tries the moves of u with its neighbours and applies the first
+// improving one.
+func (s *solver) improveOrder(st *state, u int) bool {
+	for _, w := range s.nb[u] {
+		a, b := st.routeOf[u], st.routeOf[w]
+		if b < 0 {
+			continue
+		}
+		if a != b {
+			if s.interMoves(st, a, st.posOf[u], b, st.posOf[w]) {
+				return true
+			}
+		} else if s.intraMoves(st, a, st.posOf[u], st.posOf[w]) {
+			return true
+		}
+	}
+	return s.moveToEmpty(st, u)
+}
+
+// interMoves tries moves between route a (u at position i) and route b (w at
+// position j). Each candidate is first bounded from edge sums (exact for the
+// distance objective), and only promising ones are evaluated with segments.
+func (s *solver) interMoves(st *state, a, i, b, j int) bool {
+	ra, rb := &st.routes[a], &st.routes[b]
+	ka, kb := len(ra.seq), len(rb.seq)
+	base := ra.cost + rb.cost - improveEps
+	var tmp [3]int
+
+	// Relocate / or-opt: ra.seq[i:i+L] goes before position q of b.
+	for L := 1; L <= 3 && i+L <= ka; L++ {
+		str := ra.seq[i : i+L]
+		strSvc, strLoad := 0, 0.0
+		for _, x := range str {
+			strSvc += s.single[x].svc
+			strLoad += s.demand[x]
+		}
+		if !fitsCapacity(rb.load()+strLoad, s.capacity[b]) {
+			break
+		}
+		eA := s.edges(ra.pre[i]) + s.lbm[ra.pre[i].last][ra.tail[i+L].first] + s.edges(ra.tail[i+L])
+		lbA := s.bound(a, ka-L, eA, ra.full.svc-strSvc)
+		if lbA >= base {
+			continue
+		}
+		var newA seg
+		haveA := false
+		for _, rev := range [2]bool{false, true} {
+			if rev && L == 1 {
+				break
+			}
+			moved := append(tmp[:0], str...)
+			if rev {
+				reverse(moved)
+			}
+			var sg seg
+			haveSeg := false
+			for _, q := range [2]int{j, j + 1} {
+				eB := s.edges(rb.pre[q]) + s.path(rb.pre[q].last, moved, rb.tail[q].first) + s.edges(rb.tail[q])
+				lbB := s.bound(b, kb+L, eB, rb.full.svc+strSvc)
+				if debugVerify {
+					s.assertBound(lbA, a, s.merge(ra.pre[i], ra.tail[i+L]))
+					s.assertBound(lbB, b, s.merge(s.merge(rb.pre[q], s.chain(emptySeg, moved, false)), rb.tail[q]))
+				}
+				if lbA+lbB >= base {
+					continue
+				}
+				if !haveA {
+					newA, haveA = s.merge(ra.pre[i], ra.tail[i+L]), true
+				}
+				if newA.tw > 0 {
+					break
+				}
+				if !haveSeg {
+					sg, haveSeg = s.chain(emptySeg, moved, false), true
+				}
+				newB := s.merge(s.merge(rb.pre[q], sg), rb.tail[q])
+				if newB.tw > 0 || s.cost(a, newA)+s.cost(b, newB) >= base {
+					continue
+				}
+				bufB := append(append(append(s.bufB[:0], rb.seq[:q]...), moved...), rb.seq[q:]...)
+				bufA := append(append(s.bufA[:0], ra.seq[:i]...), ra.seq[i+L:]...)
+				s.bufA, s.bufB = bufA, bufB
+				s.setSeq(st, a, bufA)
+				s.setSeq(st, b, bufB)
+				return true
+			}
+		}
+	}
+
+	// Swap u and w.
+	u, w := ra.seq[i], rb.seq[j]
+	su, sw := s.single[u], s.single[w]
+	eA := s.edges(ra.pre[i]) + s.lbm[ra.pre[i].last][w+1] + s.lbm[w+1][ra.tail[i+1].first] + s.edges(ra.tail[i+1])
+	eB := s.edges(rb.pre[j]) + s.lbm[rb.pre[j].last][u+1] + s.lbm[u+1][rb.tail[j+1].first] + s.edges(rb.tail[j+1])
+	lbA, lbB := s.bound(a, ka, eA, ra.full.svc-su.svc+sw.svc), s.bound(b, kb, eB, rb.full.svc-sw.svc+su.svc)
+	if debugVerify {
+		s.assertBound(lbA, a, s.merge(s.merge(ra.pre[i], sw), ra.tail[i+1]))
+		s.assertBound(lbB, b, s.merge(s.merge(rb.pre[j], su), rb.tail[j+1]))
+	}
+	if lbA+lbB < base {
+		newA := s.merge(s.merge(ra.pre[i], sw), ra.tail[i+1])
+		if s.feasible(a, newA) {
+			newB := s.merge(s.merge(rb.pre[j], su), rb.tail[j+1])
+			if s.feasible(b, newB) && s.cost(a, newA)+s.cost(b, newB) < base {
+				ra.seq[i], rb.seq[j] = w, u
+				s.rebuild(st, a)
+				s.rebuild(st, b)
+				return true
+			}
+		}
+	}
+
+	// 2-opt*: a keeps seq[:i+1] and takes b's tail from cut; b keeps
+	// seq[:cut] and takes a's tail after u. cut = j+1 puts u before w's
+	// successor, cut = j puts u right before w.
+	for _, cut := range [2]int{j + 1, j} {
+		if i+1 == ka && cut == kb {
+			continue // nothing changes
+		}
+		preA, sufA, preB, sufB := ra.pre[i+1], ra.suf[i+1], rb.pre[cut], rb.suf[cut]
+		lbA := s.bound(a, preA.n+sufB.n, s.closeEdges(preA, sufB), preA.svc+sufB.svc)
+		lbB := s.bound(b, preB.n+sufA.n, s.closeEdges(preB, sufA), preB.svc+sufA.svc)
+		if debugVerify {
+			s.assertBound(lbA, a, s.merge(preA, s.merge(sufB, s.depot[a])))
+			s.assertBound(lbB, b, s.merge(preB, s.merge(sufA, s.depot[b])))
+		}
+		if lbA+lbB >= base {
+			continue
+		}
+		newA := s.merge(preA, s.merge(sufB, s.depot[a]))
+		if !s.feasible(a, newA) {
+			continue
+		}
+		newB := s.merge(preB, s.merge(sufA, s.depot[b]))
+		if !s.feasible(b, newB) || s.cost(a, newA)+s.cost(b, newB) >= base {
+			continue
+		}
+		bufA := append(append(s.bufA[:0], ra.seq[:i+1]...), rb.seq[cut:]...)
+		bufB := append(append(s.bufB[:0], rb.seq[:cut]...), ra.seq[i+1:]...)
+		s.bufA, s.bufB = bufA, bufB
+		s.setSeq(st, a, bufA)
+		s.setSeq(st, b, bufB)
+		return true
+	}
+	return false
+}
+
+// closeEdges is edges of pre followed by suf (possibly empty) and the end
+// depot.
+func (s *solver) closeEdges(pre, suf seg) int {
+	if suf.first < 0 {
+		return s.edges(pre) + s.lbm[pre.last][0]
+	}
+	return s.edges(pre) + s.lbm[pre.last][suf.first] + s.edges(suf) + s.lbm[suf.last][0]
+}
+
+// intraMoves tries moves inside route v between positions i (u) and j (w).
+func (s *solver) intraMoves(st *state, v, i, j int) bool {
+	r := &st.routes[v]
+	k := len(r.seq)
+
+	// Relocate / or-opt within the route: seq[i:i+L] goes before position q.
+	for L := 1; L <= 3 && i+L <= k; L++ {
+		if j >= i && j < i+L {
+			break // w inside the string
+		}
+		for _, rev := range [2]bool{false, true} {
+			if rev && L == 1 {
+				break
+			}
+			for _, q := range [2]int{j, j + 1} {
+				if q >= i && q <= i+L {
+					continue // no move
+				}
+				buf := s.bufA[:0]
+				var lo, hi int
+				if q > i+L {
+					lo, hi = i, q-1
+					buf = append(buf, r.seq[i+L:q]...)
+					buf = append(buf, r.seq[i:i+L]...)
+					if rev {
+						reverse(buf[len(buf)-L:])
+					}
+				} else {
+					lo, hi = q, i+L-1
+					buf = append(buf, r.seq[i:i+L]...)
+					if rev {
+						reverse(buf)
+					}
+					buf = append(buf, r.seq[q:i]...)
+				}
+				s.bufA = buf
+				if s.tryIntra(st, v, lo, hi, buf) {
+					return true
+				}
+			}
+		}
+	}
+
+	lo, hi := min(i, j), max(i, j)
+	// 2-opt: reverse seq[lo+1 : hi+1] so that seq[lo] is followed by seq[hi].
+	if hi-lo >= 2 {
+		buf := append(s.bufA[:0], r.seq[lo+1:hi+1]...)
+		reverse(buf)
+		s.bufA = buf
+		if s.tryIntra(st, v, lo+1, hi, buf) {
+			return true
+		}
+	}
+	// Swap u and w.
+	if hi > lo {
+		buf := append(s.bufA[:0], r.seq[lo:hi+1]...)
+		buf[0], buf[len(buf)-1] = buf[len(buf)-1], buf[0]
+		s.bufA = buf
+		if s.tryIntra(st, v, lo, hi, buf) {
+			return true
+		}
+	}
+	return false
+}
+
+// tryIntra evaluates replacing seq[lo:hi+1] of route v by mid (the same
+// orders in another order) and applies it when it improves.
+func (s *solver) tryIntra(st *state, v, lo, hi int, mid []int) bool {
+	r := &st.routes[v]
+	prev, next := 0, 0
+	if lo > 0 {
+		prev = r.seq[lo-1] + 1
+	}
+	if hi+1 < len(r.seq) {
+		next = r.seq[hi+1] + 1
+	}
+	e := s.edges(r.full) - s.path(prev, r.seq[lo:hi+1], next) + s.path(prev, mid, next)
+	lb := s.bound(v, len(r.seq), e, r.full.svc)
+	if debugVerify {
+		s.assertBound(lb, v, s.merge(s.chain(r.pre[lo], mid, false), r.tail[hi+1]))
+	}
+	if lb >= r.cost-improveEps {
+		return false
+	}
+	full := s.merge(s.chain(r.pre[lo], mid, false), r.tail[hi+1])
+	if full.tw > 0 || s.cost(v, full) >= r.cost-improveEps {
+		return false
+	}
+	copy(r.seq[lo:hi+1], mid)
+	s.rebuild(st, v)
+	return true
+}
+
+// moveToEmpty moves u alone to an empty vehicle when that is cheaper (a
+// vehicle of another type, or splitting a long detour off).
+func (s *solver) moveToEmpty(st *state, u int) bool {
+	a, i := st.routeOf[u], st.posOf[u]
+	ra := &st.routes[a]
+	newA := s.merge(ra.pre[i], ra.tail[i+1])
+	if newA.tw > 0 {
+		return false
+	}
+	costA := s.cost(a, newA)
+	nt := len(s.types)
+	for t, c := range s.alone[u*nt : u*nt+nt] {
+		if t == s.typeOf[a] && len(ra.seq) == 1 || math.IsInf(c, 1) || costA+c >= ra.cost-improveEps {
+			continue
+		}
+		v := s.firstEmpty(st, t)
+		if v < 0 {
+			continue
+		}
+		bufA := append(append(s.bufA[:0], ra.seq[:i]...), ra.seq[i+1:]...)
+		s.bufA = bufA
+		s.setSeq(st, a, bufA)
+		s.setSeq(st, v, []int{u})
+		return true
+	}
+	return false
+}
+
+// assertBound panics when lb is not a lower bound of the cost of full
+// (tests only), or, for the distance objective, not the exact cost.
+func (s *solver) assertBound(lb float64, v int, full seg) {
+	c := s.cost(v, full)
+	if c < lb-1e-6 || s.obj == ObjectiveDistance && c != lb {
+		panic(fmt.Sprintf("vehicle %d: bound %v, cost %v (%+v)", v, lb, c, full))
+	}
+}
+
+func reverse(x []int) {
+	for i, j := 0, len(x)-1; i < j; i, j = i+1, j-1 {
+		x[i], x[j] = x[j], x[i]
+	}
+}

@@ -1,0 +1,127 @@
+package vrp
+
+// seg summarises a sequence of consecutive nodes (depot or orders) so that
+// sequences can be concatenated in O(1) (Vidal et al. 2013, "time-window
+// segments"). For the sequence, with the best choice of start time:
+//
+//	dur   minimum duration from the start at the first node to the end of the
+//	      last node (travel + service + unavoidable waiting)
+//	tw    time warp: the total amount by which windows/shifts would have to be
+//	      stretched; 0 means the sequence is feasible
+//	e, l  earliest and latest start at the first node achieving dur and tw
+//
+// The depot at the start of a route is a node with window [ShiftStart,
+// ShiftEnd] and no service; so is the depot at the end. The dur of a full
+// route (depot ... depot) with tw == 0 equals Return - Depart of Schedule:
+// both are the duration of the latest feasible departure.
+type seg struct {
+	first, last int // locations of the first and last node; first < 0 marks the empty sequence
+	n           int // number of orders in the sequence
+	dur, tw     int
+	e, l        int
+	dist        int // metres of the legs inside the sequence
+	travel      int // seconds of travel of the legs inside the sequence
+	svc         int // service seconds of the orders
+	load        float64
+}
+
+// emptySeg is the neutral element of merge.
+var emptySeg = seg{first: -1, last: -1}
+
+// merge concatenates a and b, driving from a's last node to b's first.
+func (s *solver) merge(a, b seg) seg {
+	if a.first < 0 {
+		return b
+	}
+	if b.first < 0 {
+		return a
+	}
+	t := s.dur[a.last][b.first]
+	at := a.dur - a.tw + t
+	dw := max(b.e-at-a.l, 0)
+	dtw := max(a.e+at-b.l, 0)
+	return seg{
+		first:  a.first,
+		last:   b.last,
+		n:      a.n + b.n,
+		dur:    a.dur + b.dur + t + dw,
+		tw:     a.tw + b.tw + dtw,
+		e:      max(b.e-at, a.e) - dw,
+		l:      min(b.l-at, a.l) + dtw,
+		dist:   a.dist + b.dist + s.dist[a.last][b.first],
+		travel: a.travel + b.travel + t,
+		svc:    a.svc + b.svc,
+		load:   a.load + b.load,
+	}
+}
+
+// chain appends the orders of seq (reversed when rev) to a.
+func (s *solver) chain(a seg, seq []int, rev bool) seg {
+	if rev {
+		for i := len(seq) - 1; i >= 0; i-- {
+			a = s.merge(a, s.single[seq[i]])
+		}
+		return a
+	}
+	for _, u := range seq {
+		a = s.merge(a, s.single[u])
+	}
+	return a
+}
+
+// feasible reports whether full, a complete route (depot ... depot) for
+// vehicle v, keeps windows, shift and capacity.
+func (s *solver) feasible(v int, full seg) bool {
+	return full.tw == 0 && fitsCapacity(full.load, s.capacity[v])
+}
+
+// cost is the objective plus fixed cost of full, a complete route for
+// vehicle v; 0 when it has no orders.
+func (s *solver) cost(v int, full seg) float64 {
+	if full.n == 0 {
+		return 0
+	}
+	if s.obj == ObjectiveDuration {
+		return float64(full.dur) + s.fixed[v]
+	}
+	return float64(full.dist) + s.fixed[v]
+}
+
+// edges is the sum of the objective's matrix over the legs of sg: metres
+// for the distance objective, travel seconds for the duration objective.
+func (s *solver) edges(sg seg) int {
+	if s.obj == ObjectiveDuration {
+		return sg.travel
+	}
+	return sg.dist
+}
+
+// bound is a lower bound of the cost of a complete route of vehicle v with n
+// orders, whose legs sum to edges (see edges) and whose orders need svc
+// seconds of service: exact for distance, and for duration it only leaves
+// out waiting.
+func (s *solver) bound(v, n, edges, svc int) float64 {
+	if n == 0 {
+		return 0
+	}
+	if s.obj == ObjectiveDuration {
+		return float64(edges+svc) + s.fixed[v]
+	}
+	return float64(edges) + s.fixed[v]
+}
+
+// path sums the objective's matrix along from -> seq... -> to (locations;
+// seq holds orders).
+func (s *solver) path(from int, seq []int, to int) int {
+	c, prev := 0, from
+	for _, u := range seq {
+		c += s.lbm[prev][u+1]
+		prev = u + 1
+	}
+	return c + s.lbm[prev][to]
+}
+
+// evalSeq evaluates the complete route of vehicle v through seq.
+func (s *solver) evalSeq(v int, seq []int) seg {
+	return s.merge(s.chain(s.depot[v], seq, false), s.depot[v])
+}

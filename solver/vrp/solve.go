@@ -1,0 +1,265 @@
+package vrp
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+const (
+	defaultTimeLimit = time.Second
+	neighbourCount   = 40 // nearest orders considered by moves and ruins
+	progressEvery    = 100 * time.Millisecond
+)
+
+// solver holds the immutable data of one Solve call and its scratch space.
+type solver struct {
+	p         *Problem
+	opt       Options
+	n, m      int
+	dist      [][]int
+	dur       [][]int
+	lbm       [][]int // the objective's matrix: dist or dur
+	obj       Objective
+	capacity  []float64 // per vehicle
+	fixed     []float64 // per vehicle
+	demand    []float64 // per order
+	single    []seg     // per order: the order alone
+	depot     []seg     // per vehicle: the depot with the vehicle's shift
+	types     [][]int   // vehicles grouped by identical capacity, shift and fixed cost
+	typeOf    []int     // vehicle -> type
+	alone     []float64 // [order*len(types)+type]: cost of the order alone on a vehicle of that type, +Inf if infeasible
+	nb        [][]int   // per order: nearest assignable orders
+	depotCost []int     // per order: cost of depot -> order -> depot (objective matrix)
+	width     []int     // per order: window width
+
+	pre         []*Unassigned // orders no vehicle can serve alone
+	assignable  []bool
+	nAssignable int
+
+	rng      *rand.Rand
+	ctx      context.Context
+	start    time.Time
+	now      time.Time
+	deadline time.Time
+	limit    time.Duration
+	lastProg time.Time
+	stopped  bool
+
+	iterations int // ruin-and-recreate iterations done (diagnostics)
+
+	// scratch
+	bufA, bufB   []int
+	list         []int
+	ruined       []int
+	mark         []int // per vehicle, compared with stamp
+	stamp        int
+	touchMark    []int // per vehicle, compared with touchStamp
+	touchStamp   int
+	touched      []int
+	changed      []int // routes refreshed since the caller last reset it, while trackChanged
+	trackChanged bool
+	queue        []int
+	orders       []int
+	routesBuf    []int
+}
+
+// Solve returns the best plan found within opt.TimeLimit (or until ctx is
+// cancelled: then it returns the best plan so far, never nil, and no error
+// unless no plan at all could be built). It never plans a late stop, never
+// exceeds capacity, and every route returns by its vehicle's ShiftEnd.
+//
+// It builds a plan with regret-2 insertion (always completed, even when ctx
+// is already cancelled: about 0.1 s for 500 orders), improves it with local
+// search, then runs ruin-and-recreate with simulated annealing, polishing
+// every new best with the local search. Only an invalid problem yields an
+// error. For a given seed the search is deterministic; with
+// Options.MaxIterations reached before the time limit the result is
+// reproducible run to run.
+func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s := newSolver(ctx, p, opt, time.Now())
+	s.report(0)
+	st := s.newState()
+	s.construct(st)
+	if debugVerify {
+		s.verify(st, "construct")
+	}
+	s.localSearch(st)
+	best := s.improve(st)
+	sol := s.solution(best)
+	s.report(1)
+	return sol, nil
+}
+
+func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *solver {
+	limit := opt.TimeLimit
+	if limit <= 0 {
+		limit = defaultTimeLimit
+	}
+	n, m := len(p.Orders), len(p.Vehicles)
+	s := &solver{
+		p: p, opt: opt, n: n, m: m,
+		dist: p.Distance, dur: p.Duration, obj: p.Objective,
+		capacity: make([]float64, m), fixed: make([]float64, m),
+		demand: make([]float64, n), single: make([]seg, n), depot: make([]seg, m),
+		typeOf: make([]int, m), depotCost: make([]int, n), width: make([]int, n),
+		assignable: make([]bool, n),
+		rng:        rand.New(rand.NewPCG(uint64(opt.Seed), 0x9e3779b97f4a7c15)),
+		ctx:        ctx, start: start, now: start, deadline: start.Add(limit), limit: limit,
+		lastProg: start,
+		mark:     make([]int, m), touchMark: make([]int, m),
+	}
+	costM := s.costMatrix()
+	s.lbm = costM
+	for u, o := range p.Orders {
+		s.demand[u] = o.Demand
+		s.single[u] = seg{first: u + 1, last: u + 1, n: 1, dur: o.ServiceS, svc: o.ServiceS, e: o.WindowStart, l: o.WindowEnd, load: o.Demand}
+		s.depotCost[u] = costM[0][u+1] + costM[u+1][0]
+		s.width[u] = o.WindowEnd - o.WindowStart
+	}
+	type key struct {
+		capacity, fixed float64
+		start, end      int
+	}
+	typeIdx := map[key]int{}
+	for v, veh := range p.Vehicles {
+		s.capacity[v], s.fixed[v] = veh.Capacity, veh.FixedCost
+		s.depot[v] = seg{first: 0, last: 0, e: veh.ShiftStart, l: veh.ShiftEnd}
+		k := key{veh.Capacity, veh.FixedCost, veh.ShiftStart, veh.ShiftEnd}
+		t, ok := typeIdx[k]
+		if !ok {
+			t = len(s.types)
+			typeIdx[k] = t
+			s.types = append(s.types, nil)
+		}
+		s.types[t] = append(s.types[t], v)
+		s.typeOf[v] = t
+	}
+	s.pre = precheck(p, true)
+	for u := range p.Orders {
+		if s.pre[u] == nil {
+			s.assignable[u] = true
+			s.nAssignable++
+		}
+	}
+	s.alone = make([]float64, n*len(s.types))
+	for u := range n {
+		for t, vs := range s.types {
+			v := vs[0]
+			full := s.merge(s.merge(s.depot[v], s.single[u]), s.depot[v])
+			s.alone[u*len(s.types)+t] = math.Inf(1)
+			if s.assignable[u] && s.feasible(v, full) {
+				s.alone[u*len(s.types)+t] = s.cost(v, full)
+			}
+		}
+	}
+	s.buildNeighbours()
+	return s
+}
+
+func (s *solver) costMatrix() [][]int {
+	if s.obj == ObjectiveDuration {
+		return s.dur
+	}
+	return s.dist
+}
+
+// buildNeighbours lists for every order the nearest assignable orders by the
+// objective's matrix (the shorter direction), ranking pairs that cannot
+// follow each other in either direction because of their windows last.
+func (s *solver) buildNeighbours() {
+	c := s.costMatrix()
+	s.nb = make([][]int, s.n)
+	keys := make([]int, s.n)
+	idx := make([]int, 0, s.n)
+	follows := func(u, w int) bool {
+		return s.p.Orders[u].WindowStart+s.p.Orders[u].ServiceS+s.dur[u+1][w+1] <= s.p.Orders[w].WindowEnd
+	}
+	for u := range s.n {
+		idx = idx[:0]
+		for w := range s.n {
+			if w == u || !s.assignable[w] {
+				continue
+			}
+			k := min(c[u+1][w+1], c[w+1][u+1])
+			if !follows(u, w) && !follows(w, u) {
+				k += 4 * NoWindowEnd
+			}
+			keys[w] = k
+			idx = append(idx, w)
+		}
+		slices.SortFunc(idx, func(a, b int) int {
+			if r := cmp.Compare(keys[a], keys[b]); r != 0 {
+				return r
+			}
+			return cmp.Compare(a, b)
+		})
+		s.nb[u] = slices.Clone(idx[:min(len(idx), neighbourCount)])
+	}
+}
+
+// stop reports whether the search must end (time limit or cancellation) and
+// reports progress at most every progressEvery.
+func (s *solver) stop() bool {
+	if s.stopped {
+		return true
+	}
+	s.now = time.Now()
+	if !s.now.Before(s.deadline) || s.ctx.Err() != nil {
+		s.stopped = true
+		return true
+	}
+	if s.opt.Progress != nil && s.now.Sub(s.lastProg) >= progressEvery {
+		s.lastProg = s.now
+		s.report(float64(s.now.Sub(s.start)) / float64(s.limit))
+	}
+	return false
+}
+
+func (s *solver) report(f float64) {
+	if s.opt.Progress != nil {
+		s.opt.Progress(min(1, max(0, f)))
+	}
+}
+
+// solution turns a state into a Solution, scheduling every route with
+// Schedule. As a safety net, a route that Schedule finds infeasible (which
+// the segment evaluation rules out) loses stops from its end until it is
+// feasible; the dropped orders are reported unassigned.
+func (s *solver) solution(st *state) *Solution {
+	sol := &Solution{Routes: []Route{}}
+	planned := make([]bool, s.n)
+	loads := make([]float64, s.m)
+	for v := range st.routes {
+		seq := st.routes[v].seq
+		for len(seq) > 0 {
+			r := Schedule(s.p, v, seq)
+			if !routeFeasible(s.p, &r) {
+				if debugVerify {
+					panic(fmt.Sprintf("vehicle %d: Schedule finds route %v infeasible", v, seq))
+				}
+				seq = seq[:len(seq)-1]
+				continue
+			}
+			for _, stop := range r.Stops {
+				planned[stop.Order] = true
+			}
+			loads[v] = r.Load
+			sol.Cost += routeCost(s.p, &r)
+			sol.Routes = append(sol.Routes, r)
+			break
+		}
+	}
+	sol.Unassigned = unassignedList(s.p, planned, s.pre, loads, true)
+	return sol
+}

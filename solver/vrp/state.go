@@ -1,0 +1,300 @@
+package vrp
+
+import (
+	"fmt"
+	"math"
+)
+
+// route is the solver's view of one vehicle's route with cached prefix and
+// suffix segments, so that a move touching positions i..j is evaluated by
+// merging pre[i], the changed middle and tail[j+1].
+type route struct {
+	seq  []int // orders in driving order
+	pre  []seg // pre[i]: start depot followed by seq[:i]; len(seq)+1 entries
+	suf  []seg // suf[i]: seq[i:] without a depot (suf[len(seq)] is empty)
+	tail []seg // tail[i]: seq[i:] followed by the end depot
+	full seg   // the whole route, depot to depot
+	cost float64
+}
+
+func (r *route) load() float64 { return r.pre[len(r.seq)].load }
+
+func (r *route) copyFrom(o *route) {
+	r.seq = append(r.seq[:0], o.seq...)
+	r.pre = append(r.pre[:0], o.pre...)
+	r.suf = append(r.suf[:0], o.suf...)
+	r.tail = append(r.tail[:0], o.tail...)
+	r.full = o.full
+	r.cost = o.cost
+}
+
+// state is a complete (partial-service) solution: one route per vehicle.
+type state struct {
+	routes  []route // indexed by vehicle
+	routeOf []int   // order -> vehicle, -1 when not planned
+	posOf   []int   // order -> index in its route's seq
+	cost    float64 // sum of route costs
+	missing int     // assignable orders that are not planned
+}
+
+func (s *solver) newState() *state {
+	st := &state{
+		routes:  make([]route, s.m),
+		routeOf: make([]int, s.n),
+		posOf:   make([]int, s.n),
+	}
+	for u := range st.routeOf {
+		st.routeOf[u] = -1
+		if s.assignable[u] {
+			st.missing++
+		}
+	}
+	for v := range st.routes {
+		s.rebuild(st, v)
+	}
+	return st
+}
+
+func (st *state) copyFrom(o *state) {
+	if len(st.routes) != len(o.routes) {
+		st.routes = make([]route, len(o.routes))
+	}
+	for v := range o.routes {
+		st.routes[v].copyFrom(&o.routes[v])
+	}
+	st.routeOf = append(st.routeOf[:0], o.routeOf...)
+	st.posOf = append(st.posOf[:0], o.posOf...)
+	st.cost = o.cost
+	st.missing = o.missing
+}
+
+// better reports whether a is lexicographically better than b: fewer missing
+// orders, then a lower cost.
+func better(a, b *state) bool {
+	if a.missing != b.missing {
+		return a.missing < b.missing
+	}
+	return a.cost < b.cost-improveEps
+}
+
+// resizeKeep returns x with length n, keeping its current contents.
+func resizeKeep(x []seg, n int) []seg {
+	if cap(x) < n {
+		y := make([]seg, n, n+n/2+4)
+		copy(y, x)
+		return y
+	}
+	return x[:n]
+}
+
+// rebuild recomputes the caches of vehicle v's route after its seq changed,
+// the positions of its orders and the state's cost.
+func (s *solver) rebuild(st *state, v int) {
+	s.refresh(st, v, 0, 0, 0)
+}
+
+// refresh is rebuild when only part of the route changed: the first keep
+// orders and the last keepTail orders are the same as before, when the
+// route had oldLen orders. Their cached segments are reused (the tail ones
+// shifted to their new positions).
+func (s *solver) refresh(st *state, v, keep, keepTail, oldLen int) {
+	if s.touchMark[v] != s.touchStamp {
+		s.touchMark[v] = s.touchStamp
+		s.touched = append(s.touched, v)
+	}
+	if s.trackChanged {
+		s.changed = append(s.changed, v)
+	}
+	r := &st.routes[v]
+	k := len(r.seq)
+	if keep < 0 || keepTail < 0 || keep+keepTail > k || keep+keepTail > oldLen || len(r.pre) != oldLen+1 {
+		keep, keepTail = 0, 0 // inconsistent hints: rebuild everything
+	}
+	r.pre = resizeKeep(r.pre, k+1)
+	if keepTail > 0 {
+		// Move the reusable entries [oldLen-keepTail, oldLen] to
+		// [k-keepTail, k].
+		shift := func(x []seg) []seg {
+			x = resizeKeep(x, max(k, oldLen)+1)
+			copy(x[k-keepTail:k+1], x[oldLen-keepTail:oldLen+1])
+			return x[:k+1]
+		}
+		r.suf, r.tail = shift(r.suf), shift(r.tail)
+	} else {
+		r.suf = resizeKeep(r.suf, k+1)
+		r.tail = resizeKeep(r.tail, k+1)
+	}
+	if keep == 0 {
+		r.pre[0] = s.depot[v]
+	}
+	for i := keep; i < k; i++ {
+		u := r.seq[i]
+		r.pre[i+1] = s.merge(r.pre[i], s.single[u])
+		st.routeOf[u] = v
+		st.posOf[u] = i
+	}
+	if keepTail == 0 {
+		r.suf[k] = emptySeg
+		r.tail[k] = s.depot[v]
+	}
+	for i := k - keepTail - 1; i >= 0; i-- {
+		one := s.single[r.seq[i]]
+		r.suf[i] = s.merge(one, r.suf[i+1])
+		r.tail[i] = s.merge(one, r.tail[i+1])
+	}
+	old := r.cost
+	r.full = s.merge(r.pre[k], s.depot[v])
+	r.cost = s.cost(v, r.full)
+	st.cost += r.cost - old
+}
+
+// setSeq replaces vehicle v's sequence by seq (copied) and rebuilds it.
+func (s *solver) setSeq(st *state, v int, seq []int) {
+	r := &st.routes[v]
+	r.seq = append(r.seq[:0], seq...)
+	s.rebuild(st, v)
+}
+
+// insert puts order u at position q of vehicle v's route.
+func (s *solver) insert(st *state, u, v, q int) {
+	r := &st.routes[v]
+	r.seq = append(r.seq, 0)
+	copy(r.seq[q+1:], r.seq[q:])
+	r.seq[q] = u
+	st.missing--
+	s.refresh(st, v, q, len(r.seq)-1-q, len(r.seq)-1)
+}
+
+// firstEmpty returns the lowest-index vehicle of type t without orders, or -1.
+func (s *solver) firstEmpty(st *state, t int) int {
+	for _, v := range s.types[t] {
+		if len(st.routes[v].seq) == 0 {
+			return v
+		}
+	}
+	return -1
+}
+
+// bestInsertion finds the cheapest feasible position for order u in the
+// routes of st (and in one empty vehicle per type). With blink > 0 each
+// position is skipped with that probability (SISR's blinks). When
+// nearOnly, used routes are limited to those holding one of u's neighbours;
+// if none of those admits u, all routes are tried.
+func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (bv, bq int, bd float64) {
+	bv, bq, bd = -1, -1, 0
+	su := s.single[u]
+	d := s.demand[u]
+	try := func(v int) {
+		r := &st.routes[v]
+		if !fitsCapacity(r.load()+d, s.capacity[v]) {
+			return
+		}
+		k, e, svc := len(r.seq), s.edges(r.full), r.full.svc+su.svc
+		for q := 0; q <= k; q++ {
+			if blink > 0 && s.rng.Float64() < blink {
+				continue
+			}
+			prev, next := r.pre[q].last, r.tail[q].first
+			lb := s.bound(v, k+1, e+s.lbm[prev][u+1]+s.lbm[u+1][next]-s.lbm[prev][next], svc) - r.cost
+			if bv >= 0 && lb >= bd {
+				continue
+			}
+			x := s.merge(r.pre[q], su)
+			if x.tw > 0 {
+				continue
+			}
+			full := s.merge(x, r.tail[q])
+			if full.tw > 0 {
+				continue
+			}
+			delta := s.cost(v, full) - r.cost
+			if bv < 0 || delta < bd {
+				bv, bq, bd = v, q, delta
+			}
+		}
+	}
+	if nearOnly {
+		s.stamp++
+		for _, w := range s.nb[u] {
+			v := st.routeOf[w]
+			if v >= 0 && s.mark[v] != s.stamp {
+				s.mark[v] = s.stamp
+				try(v)
+			}
+		}
+	}
+	if bv < 0 {
+		for v := range st.routes {
+			if len(st.routes[v].seq) > 0 && (!nearOnly || s.mark[v] != s.stamp) {
+				try(v)
+			}
+		}
+	}
+	nt := len(s.types)
+	for t, c := range s.alone[u*nt : u*nt+nt] {
+		if math.IsInf(c, 1) || bv >= 0 && c >= bd {
+			continue
+		}
+		if v := s.firstEmpty(st, t); v >= 0 {
+			bv, bq, bd = v, 0, c
+		}
+	}
+	return bv, bq, bd
+}
+
+// debugVerify makes the solver check its caches after every change of a
+// state (tests only; it is slow).
+var debugVerify = false
+
+// verify recomputes everything cached in st from the sequences and panics on
+// a difference.
+func (s *solver) verify(st *state, where string) {
+	missing, total := 0, 0.0
+	seen := make([]bool, s.n)
+	for v := range st.routes {
+		r := &st.routes[v]
+		k := len(r.seq)
+		if len(r.pre) != k+1 || len(r.suf) != k+1 || len(r.tail) != k+1 {
+			panic(fmt.Sprintf("%s: vehicle %d: cache lengths %d/%d/%d for %d orders", where, v, len(r.pre), len(r.suf), len(r.tail), k))
+		}
+		for i, u := range r.seq {
+			if seen[u] || st.routeOf[u] != v || st.posOf[u] != i {
+				panic(fmt.Sprintf("%s: order %d at vehicle %d position %d: routeOf %d posOf %d seen %v", where, u, v, i, st.routeOf[u], st.posOf[u], seen[u]))
+			}
+			seen[u] = true
+			if got, want := r.pre[i+1], s.chain(s.depot[v], r.seq[:i+1], false); got != want {
+				panic(fmt.Sprintf("%s: vehicle %d pre[%d] %+v, want %+v", where, v, i+1, got, want))
+			}
+			if got, want := r.suf[i], s.chain(emptySeg, r.seq[i:], false); got != want {
+				panic(fmt.Sprintf("%s: vehicle %d suf[%d] %+v, want %+v", where, v, i, got, want))
+			}
+			if got, want := r.tail[i], s.merge(s.chain(emptySeg, r.seq[i:], false), s.depot[v]); got != want {
+				panic(fmt.Sprintf("%s: vehicle %d tail[%d] %+v, want %+v", where, v, i, got, want))
+			}
+		}
+		full := s.evalSeq(v, r.seq)
+		if full != r.full {
+			panic(fmt.Sprintf("%s: vehicle %d full %+v, want %+v", where, v, r.full, full))
+		}
+		if k > 0 && !s.feasible(v, full) {
+			panic(fmt.Sprintf("%s: vehicle %d route %v infeasible: %+v", where, v, r.seq, full))
+		}
+		if c := s.cost(v, full); c != r.cost {
+			panic(fmt.Sprintf("%s: vehicle %d cost %v, want %v", where, v, r.cost, c))
+		}
+		total += r.cost
+	}
+	for u := range s.n {
+		if !seen[u] {
+			if st.routeOf[u] != -1 {
+				panic(fmt.Sprintf("%s: order %d not in a route but routeOf %d", where, u, st.routeOf[u]))
+			}
+			if s.assignable[u] {
+				missing++
+			}
+		}
+	}
+	if missing != st.missing || math.Abs(total-st.cost) > 1e-6*math.Max(1, total) {
+		panic(fmt.Sprintf("%s: missing %d cost %v, want %d %v", where, st.missing, st.cost, missing, total))
+	}
+}
