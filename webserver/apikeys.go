@@ -50,6 +50,8 @@ var AllScopes = []string{ScopeOptimizationsRead, ScopeOptimizationsWrite, ScopeE
 
 // Principal is who an API key speaks for.
 type Principal struct {
+	// KeyID identifies the key (a prefix of its hash) for rate limiting and logs.
+	KeyID string
 	// Namespace is the tenant namespace.
 	Namespace   string
 	CompanyID   string
@@ -88,6 +90,7 @@ func Authenticate(ctx context.Context, reader client.Reader, key string) (*Princ
 			continue
 		}
 		return &Principal{
+			KeyID:       KeyID(key),
 			Namespace:   s.Namespace,
 			CompanyID:   s.Labels[v1alpha1.TenantLabel],
 			CompanyName: s.Annotations[companyNameAnnot],

@@ -56,6 +56,7 @@ func abortKube(c *gin.Context, err error, what string) {
 	case apierrors.IsNotFound(err):
 		abortError(c, http.StatusNotFound, CodeNotFound, what+" not found", nil)
 	case isUnavailable(err):
+		loggerFrom(c).Info("Kubernetes API unavailable", "error", err.Error())
 		c.Header("Retry-After", strconv.Itoa(retryAfterUnavailable))
 		abortError(c, http.StatusServiceUnavailable, CodeUnavailable, "the service's storage is unavailable; retry later", nil)
 	default:

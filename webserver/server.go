@@ -16,8 +16,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"routeopt.io/routeopt/api/v1alpha1"
 )
 
 // Options configure a Server.
@@ -26,8 +29,14 @@ type Options struct {
 	PublicURL string
 	// MaxBodyBytes bounds request bodies; 5 MiB when zero.
 	MaxBodyBytes int64
-	// RequestTimeout bounds each call to the Kubernetes API; 10 s when zero.
+	// RequestTimeout bounds each call to the Kubernetes API, so a request
+	// answers 503 rather than hang when the API is unreachable; 1.5 s when zero.
 	RequestTimeout time.Duration
+	// RateLimit is the sustained requests per second allowed per API key;
+	// 0 disables rate limiting.
+	RateLimit float64
+	// RateBurst is the bucket size of the per-key rate limit.
+	RateBurst int
 }
 
 // Server holds what handlers need.
@@ -42,6 +51,7 @@ type Server struct {
 	clock   clock.PassiveClock
 	log     logr.Logger
 	baseURL string
+	limiter *keyLimiter
 }
 
 // New builds a Server. keys is the reader API key Secrets are looked up in.
@@ -50,13 +60,17 @@ func New(c client.Client, apiReader, keys client.Reader, log logr.Logger, opts O
 		opts.MaxBodyBytes = 5 << 20
 	}
 	if opts.RequestTimeout == 0 {
-		opts.RequestTimeout = 10 * time.Second
+		opts.RequestTimeout = 1500 * time.Millisecond
 	}
-	return &Server{
+	s := &Server{
 		client: c, apiReader: apiReader, keys: keys, opts: opts,
 		clock: clock.RealClock{}, log: log,
 		baseURL: strings.TrimRight(opts.PublicURL, "/"),
 	}
+	if opts.RateLimit > 0 {
+		s.limiter = newKeyLimiter(opts.RateLimit, max(1, opts.RateBurst))
+	}
+	return s
 }
 
 // Context keys set by middleware.
@@ -81,7 +95,7 @@ func (s *Server) Handler() http.Handler {
 	})
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 
-	v1 := r.Group("/v1", s.authenticate)
+	v1 := r.Group("/v1", s.authenticate, s.rateLimit)
 	v1.GET("/me", s.me)
 	v1.POST("/optimizations", s.require(ScopeOptimizationsWrite), s.createOptimization)
 	v1.GET("/optimizations", s.require(ScopeOptimizationsRead), s.listOptimizations)
@@ -186,4 +200,28 @@ func (s *Server) me(c *gin.Context) {
 		"company": gin.H{"id": p.CompanyID, "name": p.CompanyName},
 		"scopes":  p.Scopes,
 	})
+}
+
+// WarmUp sends a dry-run create of a minimal Optimization, so the API
+// server builds its validators for the kind before the first client's
+// create (the first write of a kind can take seconds, longer than
+// RequestTimeout). Failures are only logged: serving goes on.
+func (s *Server) WarmUp(ctx context.Context, namespace string) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	lat, lon := 0.0, 0.0
+	opt := &v1alpha1.Optimization{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "warm-up-", Namespace: namespace},
+		Spec: v1alpha1.OptimizationSpec{
+			Depot:  v1alpha1.Depot{Latitude: &lat, Longitude: &lon},
+			Orders: []v1alpha1.Order{{ID: "warm-up", Latitude: &lat, Longitude: &lon}},
+			Fleet:  &v1alpha1.Fleet{Count: 1, Capacity: 1},
+		},
+	}
+	start := time.Now()
+	if err := s.client.Create(ctx, opt, client.DryRunAll); err != nil {
+		s.log.Info("Warm-up create failed", "error", err.Error())
+		return
+	}
+	s.log.V(1).Info("Warmed up", "took", time.Since(start).String())
 }

@@ -46,11 +46,7 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		assets, _ = filepath.Abs("../../bin/k8s")
-	}
-	env := &envtest.Environment{BinaryAssetsDirectory: assets, CRDs: crds}
+	env := &envtest.Environment{BinaryAssetsDirectory: cfgAssets(), CRDs: crds}
 	cfg, err = env.Start()
 	if err != nil {
 		_ = env.Stop() // Start can fail after launching processes (CRD install)
@@ -88,6 +84,15 @@ func zapLevel() zapcore.Level {
 	return zapcore.WarnLevel
 }
 
+// cfgAssets is where kube-apiserver and etcd are: $KUBEBUILDER_ASSETS or bin/k8s.
+func cfgAssets() string {
+	if assets := os.Getenv("KUBEBUILDER_ASSETS"); assets != "" {
+		return assets
+	}
+	assets, _ := filepath.Abs("../../bin/k8s")
+	return assets
+}
+
 // system is a tenant with its own manager, runner and REST server.
 type system struct {
 	namespace string
@@ -99,6 +104,12 @@ type system struct {
 // startSystem starts a manager watching only a fresh tenant namespace, with
 // the given runner, and the REST API in front of it.
 func startSystem(t *testing.T, runner string) *system {
+	t.Helper()
+	return startSystemWith(t, runner, nil)
+}
+
+// startSystemWith is startSystem with a hook to tune the REST server's options.
+func startSystemWith(t *testing.T, runner string, tune func(*webserver.Options)) *system {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	company := "it-" + randomHex(4)
@@ -134,7 +145,12 @@ func startSystem(t *testing.T, runner string) *system {
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		t.Fatal("cache did not sync")
 	}
-	srv := webserver.New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), ctrl.Log.WithName("api"), webserver.Options{PublicURL: "https://routes.example.test"})
+	srvOpts := webserver.Options{PublicURL: "https://routes.example.test"}
+	if tune != nil {
+		tune(&srvOpts)
+	}
+	srv := webserver.New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), ctrl.Log.WithName("api"), srvOpts)
+	srv.WarmUp(ctx, ns)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		ts.Close()

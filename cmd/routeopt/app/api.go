@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
@@ -21,6 +22,11 @@ type apiOptions struct {
 	listen       string
 	publicURL    string
 	maxBodyBytes int64
+	rateLimit    float64
+	rateBurst    int
+	kubeTimeout  time.Duration
+	tlsCertFile  string
+	tlsKeyFile   string
 }
 
 func (o *apiOptions) addFlags(cmd *cobra.Command, defaultListen string) {
@@ -28,6 +34,18 @@ func (o *apiOptions) addFlags(cmd *cobra.Command, defaultListen string) {
 	f.StringVar(&o.listen, "listen", defaultListen, "address the REST API listens on")
 	f.StringVar(&o.publicURL, "public-url", "", "base URL clients reach the API at, for links in records; default http://<listen>")
 	f.Int64Var(&o.maxBodyBytes, "max-body-bytes", 5<<20, "largest accepted request body")
+	f.Float64Var(&o.rateLimit, "rate-limit", 20, "sustained requests per second per API key; 0 disables the limit")
+	f.IntVar(&o.rateBurst, "rate-burst", 100, "requests an API key may send at once before the rate limit applies")
+	f.DurationVar(&o.kubeTimeout, "kube-timeout", 1500*time.Millisecond, "bound on each Kubernetes API call; past it the request answers 503")
+	f.StringVar(&o.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this certificate (PEM); default plain HTTP behind the ingress")
+	f.StringVar(&o.tlsKeyFile, "tls-key-file", "", "private key (PEM) of --tls-cert-file")
+}
+
+func (o *apiOptions) validate() error {
+	if (o.tlsCertFile == "") != (o.tlsKeyFile == "") {
+		return errors.New("--tls-cert-file and --tls-key-file go together")
+	}
+	return nil
 }
 
 // serveAPI serves the REST API on ln until ctx ends, then drains in-flight
@@ -35,9 +53,17 @@ func (o *apiOptions) addFlags(cmd *cobra.Command, defaultListen string) {
 func serveAPI(ctx context.Context, ln net.Listener, c cluster.Cluster, o apiOptions, log logr.Logger) error {
 	public := o.publicURL
 	if public == "" {
-		public = "http://" + ln.Addr().String()
+		scheme := "http://"
+		if o.tlsCertFile != "" {
+			scheme = "https://"
+		}
+		public = scheme + ln.Addr().String()
 	}
-	srv := webserver.New(c.GetClient(), c.GetAPIReader(), c.GetClient(), log.WithName("api"), webserver.Options{PublicURL: public, MaxBodyBytes: o.maxBodyBytes})
+	srv := webserver.New(c.GetClient(), c.GetAPIReader(), c.GetClient(), log.WithName("api"), webserver.Options{
+		PublicURL: public, MaxBodyBytes: o.maxBodyBytes, RequestTimeout: o.kubeTimeout,
+		RateLimit: o.rateLimit, RateBurst: o.rateBurst,
+	})
+	srv.WarmUp(ctx, metav1.NamespaceDefault)
 	httpServer := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -46,7 +72,13 @@ func serveAPI(ctx context.Context, ln net.Listener, c cluster.Cluster, o apiOpti
 		IdleTimeout:       120 * time.Second,
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- httpServer.Serve(ln) }()
+	go func() {
+		if o.tlsCertFile != "" {
+			errc <- httpServer.ServeTLS(ln, o.tlsCertFile, o.tlsKeyFile)
+			return
+		}
+		errc <- httpServer.Serve(ln)
+	}()
 	select {
 	case err := <-errc:
 		return err
@@ -72,6 +104,9 @@ func newAPICommand() *cobra.Command {
 		Use:   "api",
 		Short: "Serve the REST API (stateless; run several replicas)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
 			cfg, err := restConfig(kubeconfig)
 			if err != nil {
 				return err
@@ -79,6 +114,9 @@ func newAPICommand() *cobra.Command {
 			c, err := cluster.New(cfg, func(co *cluster.Options) {
 				co.Scheme = NewScheme()
 				co.Cache = CacheOptions()
+				// The API serves records, not requests: keep the bulky
+				// orders and vehicles out of its cache.
+				co.Cache.DefaultTransform = webserver.SlimOptimizations
 			})
 			if err != nil {
 				return fmt.Errorf("unable to create client: %w", err)

@@ -108,6 +108,9 @@ func isFile(p string) bool {
 // returns after ctx ends and everything has stopped.
 func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) {
 	log := ctrl.Log.WithName("dev")
+	if err := o.api.validate(); err != nil {
+		return err
+	}
 	assets, err := controlPlaneDir(o.ControlPlaneDir)
 	if err != nil {
 		return err

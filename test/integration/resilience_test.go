@@ -1,0 +1,192 @@
+package integration
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/cmd/routeopt/app"
+	"routeopt.io/routeopt/webserver"
+)
+
+// Ten identical creates at once make one optimization, and every caller
+// gets its record.
+func TestConcurrentIdempotentCreates(t *testing.T) {
+	s := startSystem(t, "inprocess")
+	body := tenOrders(1)
+	const callers = 10
+	ids := make([]string, callers)
+	statuses := make([]int, callers)
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			status, rec, _ := s.call(t, "POST", "/v1/optimizations", body, map[string]string{"Idempotency-Key": "concurrent-key-0001"})
+			statuses[i] = status
+			if id, ok := rec["id"].(string); ok {
+				ids[i] = id
+			}
+		})
+	}
+	wg.Wait()
+	for i := range callers {
+		if statuses[i] != http.StatusAccepted || ids[i] != ids[0] || ids[0] == "" {
+			t.Fatalf("caller %d: status %d id %q (first id %q)", i, statuses[i], ids[i], ids[0])
+		}
+	}
+	list := &v1alpha1.OptimizationList{}
+	if err := k8sClient.List(context.Background(), list, client.InNamespace(s.namespace)); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 {
+		t.Fatalf("%d optimizations stored, want 1", len(list.Items))
+	}
+	rec := waitForState(t, s, ids[0], v1alpha1.StateCompleted)
+	if rec["progress"] != float64(100) {
+		t.Errorf("record %v", rec)
+	}
+}
+
+// A revoked key (its Secret deleted) stops working within 5 s.
+func TestRevokedKeyStopsWorking(t *testing.T) {
+	s := startSystem(t, "inprocess")
+	if status, _, _ := s.call(t, "GET", "/v1/me", nil, nil); status != 200 {
+		t.Fatalf("key does not work before revocation: %d", status)
+	}
+	secret := &corev1.Secret{}
+	secret.Namespace, secret.Name = s.namespace, "apikey-"+webserver.KeyID(s.apiKey)
+	if err := k8sClient.Delete(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	revoked := time.Now()
+	waitFor(t, 5*time.Second, "the revoked key to be refused", func() (bool, error) {
+		status, _, _ := s.call(t, "GET", "/v1/me", nil, nil)
+		return status == http.StatusUnauthorized, nil
+	})
+	t.Logf("refused %s after revocation", time.Since(revoked).Round(time.Millisecond))
+}
+
+// Past its burst a key gets 429 with Retry-After; another key is unaffected.
+func TestRateLimit(t *testing.T) {
+	s := startSystemWith(t, "inprocess", func(o *webserver.Options) { o.RateLimit, o.RateBurst = 1, 5 })
+	other, err := webserver.CreateAPIKey(context.Background(), k8sClient, s.namespace[len("tenant-"):], "Integration", webserver.AllScopes, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		if status, body, _ := s.call(t, "GET", "/v1/me", nil, nil); status != 200 {
+			t.Fatalf("request %d within the burst: %d %v", i+1, status, body)
+		}
+	}
+	status, body, hdr := s.call(t, "GET", "/v1/me", nil, nil)
+	if status != http.StatusTooManyRequests || errorCode(t, body) != webserver.CodeRateLimited {
+		t.Fatalf("request past the burst: %d %v", status, body)
+	}
+	if secs, err := strconv.Atoi(hdr.Get("Retry-After")); err != nil || secs < 1 {
+		t.Errorf("Retry-After %q", hdr.Get("Retry-After"))
+	}
+	otherSys := *s
+	otherSys.apiKey = other
+	if status, _, _ := otherSys.call(t, "GET", "/v1/me", nil, nil); status != 200 {
+		t.Errorf("another key was limited too: %d", status)
+	}
+}
+
+// With the Kubernetes API gone, requests that need it answer 503 with
+// Retry-After within 2 s instead of hanging; reads served from the cache
+// keep working. The API server sits behind a TCP proxy that the test cuts
+// (connections refused) or turns into a black hole (nothing answers).
+func TestKubernetesAPIDown(t *testing.T) {
+	for _, mode := range []string{"refused", "blackhole"} {
+		t.Run(mode, func(t *testing.T) {
+			proxy := newTCPProxy(t, cfg.Host)
+			proxied := rest.CopyConfig(cfg)
+			proxied.Host = "https://" + proxy.addr()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			company := "down-" + randomHex(3)
+			key, err := webserver.CreateAPIKey(ctx, k8sClient, company, "Down Inc", webserver.AllScopes, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			ns := webserver.TenantNamespace(company)
+			c, err := cluster.New(proxied, func(o *cluster.Options) {
+				o.Scheme = app.NewScheme()
+				o.Cache = app.CacheOptions()
+				o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
+				o.Cache.DefaultTransform = webserver.SlimOptimizations
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() { _ = c.Start(ctx) }()
+			if !c.GetCache().WaitForCacheSync(ctx) {
+				t.Fatal("cache did not sync")
+			}
+			srv := webserver.New(c.GetClient(), c.GetAPIReader(), c.GetClient(), ctrl.Log.WithName("api"), webserver.Options{PublicURL: "https://x.test"})
+			srv.WarmUp(ctx, ns)
+			ts := httptest.NewServer(srv.Handler())
+			defer ts.Close()
+			s := &system{namespace: ns, apiKey: key, url: ts.URL}
+			waitFor(t, 5*time.Second, "the key in the cache", func() (bool, error) {
+				status, _, _ := s.call(t, "GET", "/v1/me", nil, nil)
+				return status == 200, nil
+			})
+			created := createViaRESTNoFetch(t, s, "api-down-test-0001")
+			waitFor(t, 5*time.Second, "the record in the cache", func() (bool, error) {
+				status, _, _ := s.call(t, "GET", "/v1/optimizations/"+created, nil, nil)
+				return status == 200, nil
+			})
+
+			if mode == "refused" {
+				proxy.cut()
+			} else {
+				proxy.blackhole()
+			}
+			for name, req := range map[string]struct {
+				method, path string
+				body         any
+			}{
+				"create": {"POST", "/v1/optimizations", tenOrders(1)},
+				"result": {"GET", "/v1/optimizations/" + created + "/result", nil},
+			} {
+				start := time.Now()
+				status, body, hdr := s.call(t, req.method, req.path, req.body, map[string]string{"Idempotency-Key": "api-down-test-0002"})
+				elapsed := time.Since(start)
+				if name == "result" && status == http.StatusConflict {
+					continue // no controller runs here: not completed, answered from the cache
+				}
+				if status != http.StatusServiceUnavailable || errorCode(t, body) != webserver.CodeUnavailable || hdr.Get("Retry-After") == "" {
+					t.Errorf("%s: %d %v Retry-After %q", name, status, body, hdr.Get("Retry-After"))
+				}
+				if elapsed > 2*time.Second {
+					t.Errorf("%s took %s, want at most 2 s", name, elapsed)
+				}
+			}
+			if status, rec, _ := s.call(t, "GET", "/v1/optimizations/"+created, nil, nil); status != 200 || rec["orders"] != float64(10) {
+				t.Errorf("cached read while the API is down: %d %v", status, rec)
+			}
+		})
+	}
+}
+
+// createViaRESTNoFetch creates an optimization and returns its id.
+func createViaRESTNoFetch(t *testing.T, s *system, key string) string {
+	t.Helper()
+	status, rec, _ := s.call(t, "POST", "/v1/optimizations", tenOrders(1), map[string]string{"Idempotency-Key": key})
+	if status != 202 {
+		t.Fatalf("create: %d %v", status, rec)
+	}
+	return rec["id"].(string)
+}

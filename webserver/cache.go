@@ -1,0 +1,32 @@
+package webserver
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+)
+
+// SlimOptimizations is a cache transform for the API process: it keeps
+// records, not requests. Orders and vehicles are dropped from cached
+// Optimizations after their counts are kept in the status (where the
+// controller writes them too), and managed fields from every object, so
+// the API's memory follows the number of optimizations, not their size.
+// Handlers that need the full spec read it around the cache.
+func SlimOptimizations(obj any) (any, error) {
+	if accessor, ok := obj.(metav1.Object); ok {
+		accessor.SetManagedFields(nil)
+	}
+	opt, ok := obj.(*v1alpha1.Optimization)
+	if !ok {
+		return obj, nil
+	}
+	if opt.Status.OrderCount == 0 {
+		opt.Status.OrderCount = int32(len(opt.Spec.Orders))
+	}
+	if opt.Status.VehicleCount == 0 {
+		opt.Status.VehicleCount = int32(opt.Spec.VehicleTotal())
+	}
+	opt.Spec.Orders = nil
+	opt.Spec.Vehicles = nil
+	return opt, nil
+}
