@@ -29,7 +29,16 @@ type OptimizationReconciler struct {
 	Recorder events.EventRecorder
 	Runner   Runner
 	Clock    clock.PassiveClock
+	// MaxConcurrent bounds optimizations running at once; the rest wait in
+	// queued and start first in, first out. 0 means no bound.
+	MaxConcurrent int
+	// Retention deletes terminal optimizations (and, by ownership, their
+	// results) this long after they finished; 0 keeps them.
+	Retention time.Duration
 }
+
+// queuePoll is how often a queued optimization checks for a free slot.
+const queuePoll = time.Second
 
 // +kubebuilder:rbac:groups=routeopt.io,resources=optimizations,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=routeopt.io,resources=optimizations/status,verbs=get;update;patch
@@ -73,7 +82,7 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 	switch {
 	case state.IsTerminal():
 		r.Runner.Forget(opt)
-		return ctrl.Result{}, nil
+		return r.expire(ctx, opt)
 
 	case opt.Spec.Cancel:
 		if err := r.Runner.Stop(ctx, opt); err != nil {
@@ -85,6 +94,13 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateQueued, reason: v1alpha1.ReasonQueued, message: "Waiting for a solver"})
 
 	case state == v1alpha1.StateQueued:
+		free, err := r.hasSlot(ctx, opt)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !free {
+			return ctrl.Result{RequeueAfter: queuePoll}, nil
+		}
 		if err := r.Runner.Start(ctx, opt); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -106,6 +122,51 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 	case PhaseFailed:
 		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateFailed, failure: out.Failure, reason: v1alpha1.ReasonFailed, message: out.Failure.Message})
 	}
+	return ctrl.Result{}, nil
+}
+
+// hasSlot reports whether opt may start now: fewer than MaxConcurrent
+// optimizations are running, and every queued one ahead of it (older, or as
+// old with a smaller name) fits too. This keeps the queue first in, first out.
+func (r *OptimizationReconciler) hasSlot(ctx context.Context, opt *v1alpha1.Optimization) (bool, error) {
+	list := &v1alpha1.OptimizationList{}
+	if err := r.Client.List(ctx, list); err != nil {
+		return false, fmt.Errorf("unable to list optimizations: %w", err)
+	}
+	running, ahead, queued := 0, 0, 0
+	for i := range list.Items {
+		o := &list.Items[i]
+		switch o.Status.State {
+		case v1alpha1.StateRunning:
+			running++
+		case v1alpha1.StateQueued:
+			if o.Spec.Cancel {
+				continue
+			}
+			queued++
+			if c := o.CreationTimestamp.Compare(opt.CreationTimestamp.Time); c < 0 || (c == 0 && o.Name < opt.Name) {
+				ahead++
+			}
+		}
+	}
+	queueDepth.Set(float64(queued))
+	runningSolves.Set(float64(running))
+	return r.MaxConcurrent <= 0 || running+ahead < r.MaxConcurrent, nil
+}
+
+// expire deletes a terminal optimization once its retention has passed.
+func (r *OptimizationReconciler) expire(ctx context.Context, opt *v1alpha1.Optimization) (ctrl.Result, error) {
+	if r.Retention <= 0 || opt.Status.FinishedAt == nil {
+		return ctrl.Result{}, nil
+	}
+	left := opt.Status.FinishedAt.Add(r.Retention).Sub(r.Clock.Now())
+	if left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	if err := r.Client.Delete(ctx, opt, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, fmt.Errorf("unable to delete expired optimization: %w", err)
+	}
+	ctrl.LoggerFrom(ctx).Info("Deleted optimization past its retention", "retention", r.Retention.String())
 	return ctrl.Result{}, nil
 }
 
@@ -158,6 +219,10 @@ func (r *OptimizationReconciler) apply(ctx context.Context, opt *v1alpha1.Optimi
 			return nil
 		}
 		return fmt.Errorf("unable to write status %s: %w", t.state, err)
+	}
+	optimizationsTotal.WithLabelValues(string(t.state)).Inc()
+	if t.state.IsTerminal() && startedAt != nil {
+		solveDuration.WithLabelValues(string(t.state)).Observe(now.Sub(startedAt.Time).Seconds())
 	}
 	eventType := corev1.EventTypeNormal
 	if t.state == v1alpha1.StateFailed {

@@ -67,34 +67,42 @@ func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error
 	if err := s.report(ctx, v1alpha1.StageGeocoding, progressGeocoding); err != nil {
 		return err
 	}
+	start := time.Now()
 	in, err := s.geocode(ctx)
 	if err != nil {
 		return err
 	}
+	observeStage(v1alpha1.StageGeocoding, start)
 	if err := s.report(ctx, v1alpha1.StageMatrix, progressMatrix); err != nil {
 		return err
 	}
+	start = time.Now()
 	m, err := s.matrix(ctx, in)
 	if err != nil {
 		return err
 	}
+	observeStage(v1alpha1.StageMatrix, start)
 	if err := s.report(ctx, v1alpha1.StageOptimizing, progressOptimizing); err != nil {
 		return err
 	}
+	start = time.Now()
 	sol, err := s.optimize(ctx, in, m)
 	if err != nil {
 		return err
 	}
+	observeStage(v1alpha1.StageOptimizing, start)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	if err := s.report(ctx, v1alpha1.StageStoring, progressStoring); err != nil {
 		return err
 	}
+	start = time.Now()
 	result := buildResult(opt, in, m, sol)
 	if err := storeResult(ctx, p.Client, opt, result); err != nil {
 		return err
 	}
+	observeStage(v1alpha1.StageStoring, start)
 	return ApplyStatus(ctx, p.Client, opt.Namespace, opt.Name, FieldOwnerSolver, map[string]any{
 		"stage":     string(v1alpha1.StageStoring),
 		"progress":  int64(progressDone),
@@ -182,6 +190,7 @@ func (s *solve) geocode(ctx context.Context) (*located, error) {
 		}
 		q := geocode.Query{Address: deref(o.Address), City: deref(o.City), Region: deref(o.Region), PostalCode: deref(o.PostalCode), Country: deref(o.Country)}
 		res, found, err := g.Geocode(ctx, q)
+		countProvider("geocoder", err)
 		switch {
 		case errors.Is(err, geocode.ErrNotConfigured):
 			missing++
@@ -221,6 +230,7 @@ func (s *solve) matrix(ctx context.Context, in *located) (*matrix.Matrix, error)
 		provider = matrix.Haversine{}
 	}
 	m, err := provider.Matrix(ctx, in.points)
+	countProvider("matrix", err)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -79,7 +79,7 @@ func TestRevokedKeyStopsWorking(t *testing.T) {
 
 // Past its burst a key gets 429 with Retry-After; another key is unaffected.
 func TestRateLimit(t *testing.T) {
-	s := startSystemWith(t, "inprocess", func(o *webserver.Options) { o.RateLimit, o.RateBurst = 1, 5 })
+	s := startSystemWith(t, app.RunnerOptions{Kind: "inprocess"}, func(o *webserver.Options) { o.RateLimit, o.RateBurst = 1, 5 })
 	other, err := webserver.CreateAPIKey(context.Background(), k8sClient, s.namespace[len("tenant-"):], "Integration", webserver.AllScopes, "")
 	if err != nil {
 		t.Fatal(err)

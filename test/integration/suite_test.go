@@ -105,12 +105,19 @@ type system struct {
 // the given runner, and the REST API in front of it.
 func startSystem(t *testing.T, runner string) *system {
 	t.Helper()
-	return startSystemWith(t, runner, nil)
+	return startSystemWith(t, app.RunnerOptions{Kind: runner}, nil)
 }
 
-// startSystemWith is startSystem with a hook to tune the REST server's options.
-func startSystemWith(t *testing.T, runner string, tune func(*webserver.Options)) *system {
+// startSystemWith is startSystem with the runner's options and a hook to
+// tune the REST server's.
+func startSystemWith(t *testing.T, ro app.RunnerOptions, tune func(*webserver.Options)) *system {
 	t.Helper()
+	if ro.Image == "" {
+		ro.Image, ro.Command = "routeopt:test", "/routeopt"
+	}
+	if ro.MaxConcurrent == 0 {
+		ro.MaxConcurrent = 2
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	company := "it-" + randomHex(4)
 	key, err := webserver.CreateAPIKey(ctx, k8sClient, company, "Integration "+company, webserver.AllScopes, "")
@@ -131,7 +138,7 @@ func startSystemWith(t *testing.T, runner string, tune func(*webserver.Options))
 	if err != nil {
 		t.Fatal(err)
 	}
-	wait, err := app.AddControllers(ctx, mgr, app.RunnerOptions{Kind: runner, Image: "routeopt:test", Command: "/routeopt", MaxConcurrent: 2})
+	wait, err := app.AddControllers(ctx, mgr, ro)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,6 +39,8 @@ type DevOptions struct {
 	ExportLinkTTL time.Duration
 	// MaxConcurrentSolves bounds in-process solves.
 	MaxConcurrentSolves int
+	// Retention deletes finished optimizations this long after they finished.
+	Retention time.Duration
 }
 
 // DevInfo is what a started dev environment tells its user.
@@ -70,7 +72,8 @@ func newDevCommand() *cobra.Command {
 	f.StringVar(&o.ControlPlaneDir, "control-plane-dir", "", "directory with kube-apiserver and etcd; default $KUBEBUILDER_ASSETS, else k8s/ beside this binary")
 	f.StringArrayVar(&o.WebhookAllowTargets, "webhook-allow-target", nil, "HOST:PORT a webhook may target although private (repeatable; development only)")
 	f.DurationVar(&o.ExportLinkTTL, "export-link-ttl", 15*time.Minute, "lifetime of export download links")
-	f.IntVar(&o.MaxConcurrentSolves, "max-concurrent-solves", 0, "solves at once; default half the CPUs")
+	f.IntVar(&o.MaxConcurrentSolves, "max-concurrent-solves", 0, "solves at once; the rest wait in queued; default half the CPUs")
+	f.DurationVar(&o.Retention, "retention", 30*24*time.Hour, "delete finished optimizations this long after they finished; 0 keeps them")
 	return cmd
 }
 
@@ -172,7 +175,7 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 	}
 	mgrCtx, stopManager := context.WithCancel(ctx)
 	defer stopManager()
-	wait, err := AddControllers(mgrCtx, mgr, RunnerOptions{Kind: "inprocess", MaxConcurrent: o.MaxConcurrentSolves})
+	wait, err := AddControllers(mgrCtx, mgr, RunnerOptions{Kind: "inprocess", MaxConcurrent: o.MaxConcurrentSolves, Retention: o.Retention})
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -62,6 +63,7 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&ro.Image, "solver-image", "", "image of solve Jobs (the operator's own image)")
 	f.StringVar(&ro.Command, "solver-command", "/routeopt", "path of the routeopt binary inside --solver-image")
 	f.StringVar(&ro.JobQueueName, "job-queue-name", "", "Kueue LocalQueue name to label solve Jobs with")
-	f.IntVar(&ro.MaxConcurrent, "max-concurrent-solves", 0, "in-process solves at once; default half the CPUs")
+	f.IntVar(&ro.MaxConcurrent, "max-concurrent-solves", 0, "solves running at once; the rest wait in queued, first in first out; default half the CPUs")
+	f.DurationVar(&ro.Retention, "retention", 30*24*time.Hour, "delete finished optimizations and their results this long after they finished; 0 keeps them")
 	return cmd
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -38,8 +39,10 @@ type RunnerOptions struct {
 	Image, Command string
 	// JobQueueName labels Jobs for Kueue.
 	JobQueueName string
-	// MaxConcurrent bounds in-process solves.
+	// MaxConcurrent bounds solves running at once (both runners).
 	MaxConcurrent int
+	// Retention deletes terminal optimizations this long after they finished.
+	Retention time.Duration
 }
 
 func (o *RunnerOptions) validate() error {
@@ -61,10 +64,16 @@ func (o *RunnerOptions) validate() error {
 // AddControllers registers the reconcilers on mgr. The returned wait blocks
 // until in-process solves have stopped after ctx ends.
 func AddControllers(ctx context.Context, mgr manager.Manager, o RunnerOptions) (wait func(), err error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
 	r := &controllers.OptimizationReconciler{
 		Client:   mgr.GetClient(),
 		Recorder: mgr.GetEventRecorder("routeopt-controller"),
 		Clock:    clock.RealClock{},
+
+		MaxConcurrent: o.MaxConcurrent,
+		Retention:     o.Retention,
 	}
 	wait = func() {}
 	switch o.Kind {
