@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"go.uber.org/zap/zapcore"
@@ -19,6 +20,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/cluster"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -93,16 +95,20 @@ func cfgAssets() string {
 	return assets
 }
 
-// system is a tenant with its own manager, runner and REST server.
+// system is a tenant with a controller manager (its own runner) and the
+// REST API on its own cache, as in production where they are separate
+// processes; the manager can be stopped and started under the API.
 type system struct {
 	namespace string
 	apiKey    string
 	url       string
 	client    client.Client
+
+	runner      app.RunnerOptions
+	stopManager func()
 }
 
-// startSystem starts a manager watching only a fresh tenant namespace, with
-// the given runner, and the REST API in front of it.
+// startSystem starts a fresh tenant with the given runner and the REST API.
 func startSystem(t *testing.T, runner string) *system {
 	t.Helper()
 	return startSystemWith(t, app.RunnerOptions{Kind: runner}, nil)
@@ -125,8 +131,48 @@ func startSystemWith(t *testing.T, ro app.RunnerOptions, tune func(*webserver.Op
 		t.Fatal(err)
 	}
 	ns := webserver.TenantNamespace(company)
+	apiCluster, err := cluster.New(cfg, func(o *cluster.Options) {
+		o.Scheme = app.NewScheme()
+		o.Cache = app.CacheOptions()
+		o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
+		o.Cache.DefaultTransform = webserver.SlimOptimizations
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apiDone := make(chan struct{})
+	go func() {
+		defer close(apiDone)
+		_ = apiCluster.Start(ctx)
+	}()
+	if !apiCluster.GetCache().WaitForCacheSync(ctx) {
+		t.Fatal("cache did not sync")
+	}
+	srvOpts := webserver.Options{PublicURL: "https://routes.example.test"}
+	if tune != nil {
+		tune(&srvOpts)
+	}
+	srv := webserver.New(apiCluster.GetClient(), apiCluster.GetAPIReader(), apiCluster.GetClient(), ctrl.Log.WithName("api"), srvOpts)
+	srv.WarmUp(ctx, ns)
+	ts := httptest.NewServer(srv.Handler())
+	s := &system{namespace: ns, apiKey: key, url: ts.URL, client: apiCluster.GetClient(), runner: ro}
+	s.startManager(t)
+	t.Cleanup(func() {
+		ts.Close()
+		s.stopManager()
+		cancel()
+		<-apiDone
+	})
+	return s
+}
+
+// startManager starts the controller manager watching only the system's
+// namespace; stopManager stops it and waits for its solves to end.
+func (s *system) startManager(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	opts := app.CacheOptions()
-	opts.DefaultNamespaces = map[string]cache.Config{ns: {}}
+	opts.DefaultNamespaces = map[string]cache.Config{s.namespace: {}}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 app.NewScheme(),
 		Cache:                  opts,
@@ -136,10 +182,12 @@ func startSystemWith(t *testing.T, ro app.RunnerOptions, tune func(*webserver.Op
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
-	wait, err := app.AddControllers(ctx, mgr, ro)
+	wait, err := app.AddControllers(ctx, mgr, s.runner)
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	done := make(chan struct{})
@@ -150,22 +198,17 @@ func startSystemWith(t *testing.T, ro app.RunnerOptions, tune func(*webserver.Op
 		}
 	}()
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("cache did not sync")
-	}
-	srvOpts := webserver.Options{PublicURL: "https://routes.example.test"}
-	if tune != nil {
-		tune(&srvOpts)
-	}
-	srv := webserver.New(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetClient(), ctrl.Log.WithName("api"), srvOpts)
-	srv.WarmUp(ctx, ns)
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ts.Close()
 		cancel()
-		<-done
-		wait()
-	})
-	return &system{namespace: ns, apiKey: key, url: ts.URL, client: mgr.GetClient()}
+		t.Fatal("manager cache did not sync")
+	}
+	var once sync.Once
+	s.stopManager = func() {
+		once.Do(func() {
+			cancel()
+			<-done
+			wait()
+		})
+	}
 }
 
 func randomHex(n int) string {
