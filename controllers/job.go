@@ -36,6 +36,9 @@ type JobRunner struct {
 	Image string
 	// Command is the path of the routeopt binary inside Image.
 	Command string
+	// ExtraArgs are appended to the solve command line (the geocoder and
+	// matrix flags of the manager).
+	ExtraArgs []string
 	// QueueName, when set, labels Jobs for Kueue.
 	QueueName string
 	// TTLSecondsAfterFinished lets Kubernetes delete finished Jobs.
@@ -84,7 +87,7 @@ func (r *JobRunner) ConstructJob(opt *v1alpha1.Optimization) *batchv1.Job {
 					Containers: []corev1.Container{{
 						Name:    "solve",
 						Image:   r.Image,
-						Command: []string{command, "solve", "--namespace", opt.Namespace, "--name", opt.Name},
+						Command: append([]string{command, "solve", "--namespace", opt.Namespace, "--name", opt.Name}, r.ExtraArgs...),
 						Env: []corev1.EnvVar{{
 							Name:      "GOMAXPROCS",
 							ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}},

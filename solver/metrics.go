@@ -1,10 +1,12 @@
 package solver
 
 import (
+	"context"
 	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -33,9 +35,12 @@ func init() {
 	metrics.Registry.MustRegister(stageDuration, providerRequests, providerErrors)
 }
 
-// observeStage records how long stage took since start.
-func observeStage(stage v1alpha1.Stage, start time.Time) {
-	stageDuration.WithLabelValues(string(stage)).Observe(time.Since(start).Seconds())
+// observeStage records how long stage took since start, in the metrics
+// and the log.
+func observeStage(ctx context.Context, stage v1alpha1.Stage, start time.Time) {
+	took := time.Since(start)
+	stageDuration.WithLabelValues(string(stage)).Observe(took.Seconds())
+	ctrl.LoggerFrom(ctx).V(1).Info("Stage finished", "stage", stage, "duration", took.String())
 }
 
 // countProvider counts one call to a provider and its failure; "no geocoder

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -40,6 +41,9 @@ type Pipeline struct {
 	Client client.Client
 	// Geocoder resolves addresses; nil means none is configured.
 	Geocoder geocode.Geocoder
+	// GeocodeCacheTTL is how long a tenant's geocoding answers are reused;
+	// 0 means geocode.DefaultCacheTTL.
+	GeocodeCacheTTL time.Duration
 	// Matrix computes travel; nil means Haversine with defaults.
 	Matrix matrix.Provider
 	// ProgressInterval bounds status writes while optimizing; 0 means one second.
@@ -55,6 +59,7 @@ func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error
 			err = failf(v1alpha1.ErrorInternal, "solver crashed: %v", r)
 		}
 	}()
+	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("optimization", key.String()))
 	opt := &v1alpha1.Optimization{}
 	if err := p.Client.Get(ctx, key, opt); err != nil {
 		return fmt.Errorf("unable to read optimization: %w", err)
@@ -72,7 +77,7 @@ func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error
 	if err != nil {
 		return err
 	}
-	observeStage(v1alpha1.StageGeocoding, start)
+	observeStage(ctx, v1alpha1.StageGeocoding, start)
 	if err := s.report(ctx, v1alpha1.StageMatrix, progressMatrix); err != nil {
 		return err
 	}
@@ -81,7 +86,7 @@ func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error
 	if err != nil {
 		return err
 	}
-	observeStage(v1alpha1.StageMatrix, start)
+	observeStage(ctx, v1alpha1.StageMatrix, start)
 	if err := s.report(ctx, v1alpha1.StageOptimizing, progressOptimizing); err != nil {
 		return err
 	}
@@ -90,7 +95,7 @@ func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error
 	if err != nil {
 		return err
 	}
-	observeStage(v1alpha1.StageOptimizing, start)
+	observeStage(ctx, v1alpha1.StageOptimizing, start)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -98,11 +103,11 @@ func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error
 		return err
 	}
 	start = time.Now()
-	result := buildResult(opt, in, m, sol)
+	result := buildResult(ctx, opt, in, m, sol)
 	if err := storeResult(ctx, p.Client, opt, result); err != nil {
 		return err
 	}
-	observeStage(v1alpha1.StageStoring, start)
+	observeStage(ctx, v1alpha1.StageStoring, start)
 	return ApplyStatus(ctx, p.Client, opt.Namespace, opt.Name, FieldOwnerSolver, map[string]any{
 		"stage":     string(v1alpha1.StageStoring),
 		"progress":  int64(progressDone),
@@ -149,6 +154,13 @@ type located struct {
 	warnings   []v1alpha1.Warning
 }
 
+func (p *Pipeline) geocodeCacheTTL() time.Duration {
+	if p.GeocodeCacheTTL > 0 {
+		return p.GeocodeCacheTTL
+	}
+	return geocode.DefaultCacheTTL
+}
+
 func (s *solve) geocoder() geocode.Geocoder {
 	if s.p.Geocoder == nil {
 		return geocode.None{}
@@ -156,19 +168,42 @@ func (s *solve) geocoder() geocode.Geocoder {
 	return s.p.Geocoder
 }
 
-// geocode places the depot and every order.
+// geocodeWorkers is how many orders are geocoded at once by default; the
+// geocoder's own rate limit and concurrency bound still apply.
+const geocodeWorkers = 8
+
+// geocoded is the answer for one order.
+type geocoded struct {
+	query geocode.Query
+	res   geocode.Result
+	found bool
+	err   error
+}
+
+// geocode places the depot and every order, through the tenant's cache.
 func (s *solve) geocode(ctx context.Context) (*located, error) {
 	spec := &s.opt.Spec
 	in := &located{}
 	g := s.geocoder()
 	_, noGeocoder := g.(geocode.None)
+	var store *configMapStore
+	if !noGeocoder {
+		var err error
+		if store, err = loadGeocodeCache(ctx, s.p.Client, s.opt.Namespace); err != nil {
+			return nil, err
+		}
+		g = &geocode.Cached{Next: g, Store: store, TTL: s.p.geocodeCacheTTL(), Tenant: s.opt.Namespace}
+	}
 
 	if spec.Depot.Latitude != nil && spec.Depot.Longitude != nil {
 		in.depot = matrix.Point{Lat: *spec.Depot.Latitude, Lon: *spec.Depot.Longitude}
 	} else {
 		q := geocode.Query{Address: deref(spec.Depot.Address)}
 		res, found, err := g.Geocode(ctx, q)
+		countProvider("geocoder", err)
 		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
 		case errors.Is(err, geocode.ErrNotConfigured):
 			return nil, failf(v1alpha1.ErrorGeocodingUnavailable, "the depot has no coordinates and no geocoder is configured")
 		case err != nil:
@@ -180,6 +215,10 @@ func (s *solve) geocode(ctx context.Context) (*located, error) {
 	}
 	in.points = append(in.points, in.depot)
 
+	answers, err := geocodeOrders(ctx, g, spec.Orders)
+	if err != nil {
+		return nil, err
+	}
 	missing := 0
 	for i := range spec.Orders {
 		o := &spec.Orders[i]
@@ -188,26 +227,24 @@ func (s *solve) geocode(ctx context.Context) (*located, error) {
 			in.points = append(in.points, matrix.Point{Lat: *o.Latitude, Lon: *o.Longitude})
 			continue
 		}
-		q := geocode.Query{Address: deref(o.Address), City: deref(o.City), Region: deref(o.Region), PostalCode: deref(o.PostalCode), Country: deref(o.Country)}
-		res, found, err := g.Geocode(ctx, q)
-		countProvider("geocoder", err)
+		a := answers[i]
 		switch {
-		case errors.Is(err, geocode.ErrNotConfigured):
+		case errors.Is(a.err, geocode.ErrNotConfigured):
 			missing++
 			in.unassign(i, o.ID, v1alpha1.UnassignedGeocodeFailed, fmt.Sprintf("order %q has no coordinates and no geocoder is configured", o.ID))
-		case errors.Is(err, geocode.ErrUnavailable):
-			return nil, failf(v1alpha1.ErrorGeocodingUnavailable, "the geocoder could not be reached: %v", err)
-		case err != nil:
-			in.unassign(i, o.ID, v1alpha1.UnassignedGeocodeFailed, fmt.Sprintf("geocoding %q failed: %v", q.String(), err))
-		case !found:
-			in.unassign(i, o.ID, v1alpha1.UnassignedGeocodeFailed, fmt.Sprintf("address %q was not found", q.String()))
+		case errors.Is(a.err, geocode.ErrUnavailable):
+			return nil, failf(v1alpha1.ErrorGeocodingUnavailable, "the geocoder could not be reached: %v", a.err)
+		case a.err != nil:
+			in.unassign(i, o.ID, v1alpha1.UnassignedGeocodeFailed, fmt.Sprintf("geocoding %q failed: %v", a.query.String(), a.err))
+		case !a.found:
+			in.unassign(i, o.ID, v1alpha1.UnassignedGeocodeFailed, fmt.Sprintf("address %q was not found", a.query.String()))
 		default:
-			if res.Approximate {
+			if a.res.Approximate {
 				ref := o.ID
-				in.warnings = append(in.warnings, v1alpha1.Warning{Code: v1alpha1.WarningGeocodeApproximate, Message: fmt.Sprintf("address %q was placed approximately", q.String()), OrderRef: &ref})
+				in.warnings = append(in.warnings, v1alpha1.Warning{Code: v1alpha1.WarningGeocodeApproximate, Message: fmt.Sprintf("address %q was placed approximately", a.query.String()), OrderRef: &ref})
 			}
 			in.orders = append(in.orders, i)
-			in.points = append(in.points, matrix.Point{Lat: res.Lat, Lon: res.Lon})
+			in.points = append(in.points, matrix.Point{Lat: a.res.Lat, Lon: a.res.Lon})
 		}
 	}
 	if noGeocoder && missing > 0 {
@@ -216,7 +253,61 @@ func (s *solve) geocode(ctx context.Context) (*located, error) {
 			Message: fmt.Sprintf("%d order(s) without coordinates could not be placed: no geocoder is configured; send latitude and longitude", missing),
 		})
 	}
+	if store != nil {
+		// A cache that cannot be written costs a second lookup next time, not this solve.
+		if err := store.save(ctx, s.p.geocodeCacheTTL(), time.Now()); err != nil && ctx.Err() == nil {
+			ctrl.LoggerFrom(ctx).Info("Unable to save the geocoding cache", "error", err.Error())
+		}
+	}
 	return in, nil
+}
+
+// geocodeOrders asks the geocoder for every order without coordinates, a
+// few at a time. It stops at the first unreachable-geocoder answer and when
+// ctx ends.
+func geocodeOrders(parent context.Context, g geocode.Geocoder, orders []v1alpha1.Order) ([]geocoded, error) {
+	answers := make([]geocoded, len(orders))
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range geocodeWorkers {
+		wg.Go(func() {
+			for i := range work {
+				o := &orders[i]
+				q := geocode.Query{Address: deref(o.Address), City: deref(o.City), Region: deref(o.Region), PostalCode: deref(o.PostalCode), Country: deref(o.Country)}
+				res, found, err := g.Geocode(ctx, q)
+				countProvider("geocoder", err)
+				answers[i] = geocoded{query: q, res: res, found: found, err: err}
+				if errors.Is(err, geocode.ErrUnavailable) {
+					cancel()
+				}
+			}
+		})
+	}
+	for i := range orders {
+		if orders[i].Latitude != nil && orders[i].Longitude != nil {
+			continue
+		}
+		select {
+		case work <- i:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	close(work)
+	wg.Wait()
+	for _, a := range answers {
+		if errors.Is(a.err, geocode.ErrUnavailable) {
+			return nil, failf(v1alpha1.ErrorGeocodingUnavailable, "the geocoder could not be reached: %v", a.err)
+		}
+	}
+	if err := parent.Err(); err != nil {
+		return nil, err
+	}
+	return answers, nil
 }
 
 func (in *located) unassign(specIndex int, ref, reason, msg string) {
@@ -236,6 +327,12 @@ func (s *solve) matrix(ctx context.Context, in *located) (*matrix.Matrix, error)
 			return nil, ctx.Err()
 		}
 		return nil, failf(v1alpha1.ErrorMatrixUnavailable, "building the travel matrix failed: %v", err)
+	}
+	if n := len(m.Estimated); n > 0 {
+		in.warnings = append(in.warnings, v1alpha1.Warning{
+			Code:    v1alpha1.WarningMatrixEstimated,
+			Message: fmt.Sprintf("the road network has no route for %d pair(s) of stops; their travel is estimated from the straight-line distance", n),
+		})
 	}
 	return m, nil
 }

@@ -16,7 +16,7 @@ import (
 )
 
 // buildResult turns the solver's plan into SPEC.md's Result document.
-func buildResult(opt *v1alpha1.Optimization, in *located, m *matrix.Matrix, sol *solution) *v1alpha1.Result {
+func buildResult(ctx context.Context, opt *v1alpha1.Optimization, in *located, m *matrix.Matrix, sol *solution) *v1alpha1.Result {
 	spec := &opt.Spec
 	r := &v1alpha1.Result{
 		ID:         opt.Name,
@@ -43,7 +43,7 @@ func buildResult(opt *v1alpha1.Optimization, in *located, m *matrix.Matrix, sol 
 			Capacity:   v.Capacity,
 			Stops:      make([]v1alpha1.Stop, 0, len(route.Stops)),
 		}
-		path := [][]float64{{in.depot.Lat, in.depot.Lon}}
+		path := []matrix.Point{in.depot}
 		for i, st := range route.Stops {
 			specIdx := in.orders[st.Order]
 			o := &spec.Orders[specIdx]
@@ -65,10 +65,10 @@ func buildResult(opt *v1alpha1.Optimization, in *located, m *matrix.Matrix, sol 
 			if st.Late > 0 {
 				k.LateStops++
 			}
-			path = append(path, []float64{pt.Lat, pt.Lon})
+			path = append(path, pt)
 		}
-		path = append(path, []float64{in.depot.Lat, in.depot.Lon})
-		out.Polyline = string(polyline.EncodeCoords(path))
+		path = append(path, in.depot)
+		out.Polyline = routePolyline(ctx, m, path, &r.Warnings, v.ref)
 		r.Routes = append(r.Routes, out)
 		k.PerVehicle = append(k.PerVehicle, v1alpha1.VehicleKPI{VehicleRef: v.ref, Stops: len(route.Stops), DistanceM: int64(route.Distance), Load: route.Load, Capacity: v.Capacity})
 		k.OrdersAssigned += len(route.Stops)
@@ -99,6 +99,26 @@ func buildResult(opt *v1alpha1.Optimization, in *located, m *matrix.Matrix, sol 
 	}
 	k.OrdersUnassigned = len(r.Unassigned)
 	return r
+}
+
+// routePolyline encodes the road geometry through path when the matrix
+// provider knows it, else straight legs (API-DECISIONS.md); a geometry that
+// cannot be had is a warning, not a failure.
+func routePolyline(ctx context.Context, m *matrix.Matrix, path []matrix.Point, warnings *[]v1alpha1.Warning, vehicle string) string {
+	points := path
+	if m.Geometry != nil {
+		road, err := m.Geometry(ctx, path)
+		if err == nil && len(road) >= 2 {
+			points = road
+		} else if err != nil {
+			*warnings = append(*warnings, v1alpha1.Warning{Code: v1alpha1.WarningGeometryUnavailable, Message: fmt.Sprintf("road geometry of %s's route is unavailable (%v); its polyline uses straight legs", vehicle, err)})
+		}
+	}
+	coords := make([][]float64, len(points))
+	for i, p := range points {
+		coords[i] = []float64{p.Lat, p.Lon}
+	}
+	return string(polyline.EncodeCoords(coords))
 }
 
 // summaryOf is the status digest of a result, as an apply patch.

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -63,6 +62,11 @@ func (s *Server) createOptimization(c *gin.Context) {
 		return
 	}
 	in, bodyDetails := schema.DecodeOptimizationIn(body)
+	if len(bodyDetails) > 0 && bodyDetails[0].Type == "json_invalid" {
+		// FastAPI parses the body before it validates anything else: a body
+		// that is not JSON is the only error reported.
+		details = nil
+	}
 	details = append(details, bodyDetails...)
 	if len(details) > 0 {
 		abortValidation(c, details)
@@ -119,7 +123,7 @@ func (s *Server) createOptimization(c *gin.Context) {
 func (s *Server) listOptimizations(c *gin.Context) {
 	pageRaw, pagePresent := c.GetQuery("page")
 	sizeRaw, sizePresent := c.GetQuery("page_size")
-	page, details := schema.QueryInt("page", pageRaw, pagePresent, 1, 1, math.MaxInt32)
+	page, details := schema.QueryInt("page", pageRaw, pagePresent, 1, 1, 0) // no upper bound
 	size, sizeDetails := schema.QueryInt("page_size", sizeRaw, sizePresent, 25, 1, 100)
 	if details = append(details, sizeDetails...); len(details) > 0 {
 		abortValidation(c, details)
@@ -147,10 +151,11 @@ func (s *Server) listOptimizations(c *gin.Context) {
 }
 
 // lookup reads the optimization named in the path, in the caller's
-// namespace only: another company's id is simply not found.
-func (s *Server) lookup(c *gin.Context) (*v1alpha1.Optimization, bool) {
+// namespace only: another company's id is simply not found. queryDetails
+// are the query parameters' errors, reported after the path's, all at once.
+func (s *Server) lookup(c *gin.Context, queryDetails ...schema.Detail) (*v1alpha1.Optimization, bool) {
 	id, details := schema.ParseUUIDParam("optimization_id", c.Param("optimization_id"))
-	if len(details) > 0 {
+	if details = append(details, queryDetails...); len(details) > 0 {
 		abortValidation(c, details)
 		return nil, false
 	}
@@ -175,11 +180,7 @@ func (s *Server) getOptimization(c *gin.Context) {
 func (s *Server) getResult(c *gin.Context) {
 	includeRaw, present := c.GetQuery("include_path")
 	includePath, details := schema.QueryBool("include_path", includeRaw, present, false)
-	if len(details) > 0 {
-		abortValidation(c, details)
-		return
-	}
-	opt, ok := s.lookup(c)
+	opt, ok := s.lookup(c, details...)
 	if !ok {
 		return
 	}

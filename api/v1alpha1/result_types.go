@@ -109,6 +109,11 @@ const (
 	WarningNoGeocoder         = "no_geocoder"
 	WarningGeocodeApproximate = "geocode_approximate"
 	WarningSolverTimeLimit    = "solver_time_limit"
+	// WarningMatrixEstimated: some travel times are straight-line estimates.
+	WarningMatrixEstimated = "matrix_estimated"
+	// WarningGeometryUnavailable: a polyline uses straight legs although a
+	// road network is configured.
+	WarningGeometryUnavailable = "geometry_unavailable"
 )
 
 // EncodeResult gzips the JSON of r, the form stored in the result ConfigMap.

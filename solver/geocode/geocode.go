@@ -27,11 +27,27 @@ func (q Query) String() string {
 // Empty reports whether q names no place at all.
 func (q Query) Empty() bool { return q.String() == "" }
 
+// Key is q normalized for caching: every field trimmed, lower-cased, with
+// runs of white space collapsed to one space, and the five fields joined by
+// "|" in a fixed order (a "|" inside a field becomes a space). Queries that
+// differ only in case or spacing share a key; a query with the whole address
+// in Address and one split into fields do not, because Nominatim searches
+// them differently (free-form or structured).
+func (q Query) Key() string {
+	fields := [5]string{q.Address, q.City, q.Region, q.PostalCode, q.Country}
+	for i, f := range fields {
+		f = strings.ReplaceAll(f, "|", " ")
+		fields[i] = strings.Join(strings.Fields(strings.ToLower(f)), " ")
+	}
+	return strings.Join(fields[:], "|")
+}
+
 // Result is a geocoded position.
 type Result struct {
-	Lat, Lon float64
+	Lat float64 `json:"lat"`
+	Lon float64 `json:"lon"`
 	// Approximate is true when the match is coarser than a street address.
-	Approximate bool
+	Approximate bool `json:"approximate,omitempty"`
 }
 
 // Geocoder resolves queries. Found is false when the service answered but

@@ -20,9 +20,15 @@ type Point struct {
 type Matrix struct {
 	Distance [][]int
 	Duration [][]int
-	// Geometry, when a provider knows road shapes, holds the polyline points
-	// of the leg from i to j; nil means straight legs.
+	// Geometry, when a provider knows road shapes, returns the points of the
+	// road path through the given points in order (for a route: depot, its
+	// stops, depot); nil means straight legs. Callers may fall back to
+	// straight legs when it fails.
 	Geometry func(ctx context.Context, path []Point) ([]Point, error)
+	// Estimated lists the pairs [i, j], sorted, that the provider could not
+	// route (for OSRM: null table cells) and filled with a Haversine
+	// estimate instead; nil when every pair was routed.
+	Estimated [][2]int
 }
 
 // Provider computes a Matrix for a list of points.

@@ -86,8 +86,11 @@ func TestJobRunner(t *testing.T) {
 		pod := job.Spec.Template.Spec
 		c := pod.Containers[0]
 		wantCmd := []string{"/routeopt", "solve", "--namespace", opt.Namespace, "--name", opt.Name}
-		if c.Image != "routeopt:test" || !slices.Equal(c.Command, wantCmd) {
+		if c.Image != "routeopt:test" || len(c.Command) < len(wantCmd) || !slices.Equal(c.Command[:len(wantCmd)], wantCmd) {
 			t.Errorf("container image %q command %v, want routeopt:test %v", c.Image, c.Command, wantCmd)
+		}
+		if !slices.Contains(c.Command, "--matrix=haversine") || !slices.Contains(c.Command, "--geocoder=none") {
+			t.Errorf("solve command %v lacks the manager's provider flags", c.Command)
 		}
 		if pod.ServiceAccountName != controllers.SolverServiceAccount || pod.RestartPolicy != corev1.RestartPolicyNever {
 			t.Errorf("service account %q restart policy %q", pod.ServiceAccountName, pod.RestartPolicy)

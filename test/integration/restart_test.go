@@ -60,4 +60,3 @@ func TestManagerRestart(t *testing.T) {
 		}
 	})
 }
-

@@ -41,6 +41,10 @@ type DevOptions struct {
 	MaxConcurrentSolves int
 	// Retention deletes finished optimizations this long after they finished.
 	Retention time.Duration
+	// NoControllers serves the API and control plane only (load tests).
+	NoControllers bool
+	// Providers choose the geocoder and matrix; nil means the defaults.
+	Providers *ProviderOptions
 }
 
 // DevInfo is what a started dev environment tells its user.
@@ -53,12 +57,18 @@ type DevInfo struct {
 const devCompany = "dev"
 
 func newDevCommand() *cobra.Command {
-	var o DevOptions
+	var (
+		o           DevOptions
+		controllers bool
+		providers   ProviderOptions
+	)
 	cmd := &cobra.Command{
 		Use:   "dev",
 		Short: "Dev mode: local control plane, controller and REST API in one process",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := ctrl.SetupSignalHandler()
+			o.NoControllers = !controllers
+			o.Providers = &providers
 			out := cmd.OutOrStdout()
 			return RunDev(ctx, o, func(info DevInfo) {
 				fmt.Fprintf(out, "\nrouteopt dev is ready\n  REST API:  %s\n  API key:   %s\n  kubectl:   kubectl --kubeconfig %s get optimizations -A\n  Stop with Ctrl-C.\n\n", info.URL, info.APIKey, info.Kubeconfig)
@@ -72,7 +82,9 @@ func newDevCommand() *cobra.Command {
 	f.StringVar(&o.ControlPlaneDir, "control-plane-dir", "", "directory with kube-apiserver and etcd; default $KUBEBUILDER_ASSETS, else k8s/ beside this binary")
 	f.StringArrayVar(&o.WebhookAllowTargets, "webhook-allow-target", nil, "HOST:PORT a webhook may target although private (repeatable; development only)")
 	f.DurationVar(&o.ExportLinkTTL, "export-link-ttl", 15*time.Minute, "lifetime of export download links")
+	providers.addFlags(f)
 	f.IntVar(&o.MaxConcurrentSolves, "max-concurrent-solves", 0, "solves at once; the rest wait in queued; default half the CPUs")
+	f.BoolVar(&controllers, "controllers", true, "run the controllers; false serves only the control plane and the API (load tests)")
 	f.DurationVar(&o.Retention, "retention", 30*24*time.Hour, "delete finished optimizations this long after they finished; 0 keeps them")
 	return cmd
 }
@@ -143,6 +155,7 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 		_ = env.Stop() // Start can fail after launching processes (CRD install)
 		return fmt.Errorf("unable to start the local control plane: %w", err)
 	}
+	cfg.QPS, cfg.Burst = kubeQPS, kubeBurst
 	defer func() {
 		if stopErr := env.Stop(); stopErr != nil && err == nil {
 			err = fmt.Errorf("unable to stop the local control plane: %w", stopErr)
@@ -175,9 +188,11 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 	}
 	mgrCtx, stopManager := context.WithCancel(ctx)
 	defer stopManager()
-	wait, err := AddControllers(mgrCtx, mgr, RunnerOptions{Kind: "inprocess", MaxConcurrent: o.MaxConcurrentSolves, Retention: o.Retention})
-	if err != nil {
-		return err
+	wait := func() {}
+	if !o.NoControllers {
+		if wait, err = AddControllers(mgrCtx, mgr, RunnerOptions{Kind: "inprocess", MaxConcurrent: o.MaxConcurrentSolves, Retention: o.Retention, Providers: o.Providers}); err != nil {
+			return err
+		}
 	}
 	mgrDone := make(chan error, 1)
 	go func() { mgrDone <- mgr.Start(mgrCtx) }()

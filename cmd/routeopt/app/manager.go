@@ -15,11 +15,13 @@ func newManagerCommand() *cobra.Command {
 		kubeconfig, metricsAddr, probeAddr string
 		leaderElect                        bool
 		ro                                 RunnerOptions
+		providers                          ProviderOptions
 	)
 	cmd := &cobra.Command{
 		Use:   "manager",
 		Short: "Run the controllers (leader-elected)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ro.Providers = &providers
 			if err := ro.validate(); err != nil {
 				return err
 			}
@@ -65,5 +67,6 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&ro.JobQueueName, "job-queue-name", "", "Kueue LocalQueue name to label solve Jobs with")
 	f.IntVar(&ro.MaxConcurrent, "max-concurrent-solves", 0, "solves running at once; the rest wait in queued, first in first out; default half the CPUs")
 	f.DurationVar(&ro.Retention, "retention", 30*24*time.Hour, "delete finished optimizations and their results this long after they finished; 0 keeps them")
+	providers.addFlags(f)
 	return cmd
 }

@@ -45,18 +45,27 @@ func NewScheme() *runtime.Scheme {
 	return s
 }
 
+// Client-side rate limits of the Kubernetes client. client-go's defaults
+// (a few requests per second) would turn a burst of creates into 503s; the
+// API server's own priority and fairness protects it instead.
+const (
+	kubeQPS   = 500
+	kubeBurst = 1000
+)
+
 // restConfig loads --kubeconfig, else $KUBECONFIG, in-cluster or ~/.kube/config.
 func restConfig(kubeconfig string) (*rest.Config, error) {
+	var (
+		cfg *rest.Config
+		err error
+	)
 	if kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
+		if cfg, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
 			return nil, fmt.Errorf("unable to load kubeconfig %s: %w", kubeconfig, err)
 		}
-		return cfg, nil
-	}
-	cfg, err := ctrl.GetConfig()
-	if err != nil {
+	} else if cfg, err = ctrl.GetConfig(); err != nil {
 		return nil, fmt.Errorf("unable to find a cluster (set --kubeconfig): %w", err)
 	}
+	cfg.QPS, cfg.Burst = kubeQPS, kubeBurst
 	return cfg, nil
 }

@@ -14,7 +14,10 @@ import (
 )
 
 func newSolveCommand() *cobra.Command {
-	var kubeconfig, namespace, name, terminationLog string
+	var (
+		kubeconfig, namespace, name, terminationLog string
+		providers                                   ProviderOptions
+	)
 	cmd := &cobra.Command{
 		Use:   "solve",
 		Short: "Solve one Optimization (the entry point of a solve Job)",
@@ -32,6 +35,9 @@ func newSolveCommand() *cobra.Command {
 			}
 			ctx := ctrl.SetupSignalHandler()
 			p := &solver.Pipeline{Client: c}
+			if err := providers.pipeline(p); err != nil {
+				return err
+			}
 			err = p.Run(ctx, types.NamespacedName{Namespace: namespace, Name: name})
 			if err != nil {
 				f := solver.AsFailure(err)
@@ -48,5 +54,6 @@ func newSolveCommand() *cobra.Command {
 	f.StringVar(&namespace, "namespace", "", "namespace of the Optimization")
 	f.StringVar(&name, "name", "", "name (id) of the Optimization")
 	f.StringVar(&terminationLog, "termination-log", solver.TerminationMessagePath, "where the failure is written for the controller")
+	providers.addFlags(f)
 	return cmd
 }

@@ -43,6 +43,8 @@ type RunnerOptions struct {
 	MaxConcurrent int
 	// Retention deletes terminal optimizations this long after they finished.
 	Retention time.Duration
+	// Providers choose the geocoder and matrix of solves; nil means the defaults.
+	Providers *ProviderOptions
 }
 
 func (o *RunnerOptions) validate() error {
@@ -76,12 +78,22 @@ func AddControllers(ctx context.Context, mgr manager.Manager, o RunnerOptions) (
 		Retention:     o.Retention,
 	}
 	wait = func() {}
+	providers := o.Providers
+	if providers == nil {
+		providers = defaultProviders()
+	}
 	switch o.Kind {
 	case "job":
-		r.Runner = &controllers.JobRunner{Client: mgr.GetClient(), Image: o.Image, Command: o.Command, QueueName: o.JobQueueName, TTLSecondsAfterFinished: 3600}
+		r.Runner = &controllers.JobRunner{
+			Client: mgr.GetClient(), Image: o.Image, Command: o.Command, ExtraArgs: providers.args(),
+			QueueName: o.JobQueueName, TTLSecondsAfterFinished: 3600,
+		}
 		err = r.SetupWithManager(mgr, nil)
 	default:
 		pipeline := &solver.Pipeline{Client: mgr.GetClient()}
+		if err := providers.pipeline(pipeline); err != nil {
+			return nil, err
+		}
 		runner := controllers.NewInProcessRunner(ctx, pipeline, o.MaxConcurrent)
 		r.Runner = runner
 		wait = runner.Wait

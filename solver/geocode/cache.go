@@ -1,0 +1,246 @@
+package geocode
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// DefaultCacheTTL is how long a cached answer is used: 30 days.
+const DefaultCacheTTL = 30 * 24 * time.Hour
+
+// DefaultMemoryStoreSize is the capacity of NewMemoryStore(0).
+const DefaultMemoryStoreSize = 10000
+
+// Entry is a cached answer: a position (Found) or "no such place" (!Found).
+// Errors are never cached.
+type Entry struct {
+	Result Result `json:"result"`
+	Found  bool   `json:"found"`
+	// Stored is when the answer was received; Cached compares it with its
+	// TTL, so a changed TTL applies to entries already stored.
+	Stored time.Time `json:"stored"`
+}
+
+// Store keeps cache entries by key (see CacheKey). Implementations must be
+// safe for concurrent use. A per-tenant ConfigMap store may hash the keys:
+// they contain the query's text and are not valid ConfigMap keys.
+type Store interface {
+	// Get returns the entry for key; ok is false when there is none.
+	Get(ctx context.Context, key string) (e Entry, ok bool, err error)
+	// Put stores e under key, replacing any entry.
+	Put(ctx context.Context, key string, e Entry) error
+}
+
+type tenantKey struct{}
+
+// WithTenant returns ctx carrying tenant, for Cached keys.
+func WithTenant(ctx context.Context, tenant string) context.Context {
+	return context.WithValue(ctx, tenantKey{}, tenant)
+}
+
+// TenantFrom returns the tenant set by WithTenant, or "".
+func TenantFrom(ctx context.Context) string {
+	t, _ := ctx.Value(tenantKey{}).(string)
+	return t
+}
+
+// CacheKey is the cache key of q for tenant: tenant + "|" + q.Key().
+func CacheKey(tenant string, q Query) string {
+	return tenant + "|" + q.Key()
+}
+
+// Cached answers from Store when it can and asks Next otherwise, storing
+// positive and negative (not found) answers for TTL; errors are never
+// stored. Identical queries asked concurrently share one call to Next.
+// Store failures do not fail a query: a failed Get asks Next, a failed Put
+// still returns the answer; both are reported to OnStoreError.
+//
+// Keys are scoped by tenant: Tenant when set, else the tenant in the ctx
+// (WithTenant). A nil Store disables caching. Use a *Cached (it holds a
+// mutex).
+type Cached struct {
+	Next  Geocoder
+	Store Store
+	// TTL is how long an answer is used; zero means DefaultCacheTTL.
+	TTL time.Duration
+	// NegativeTTL is how long a "not found" answer is used; zero means TTL.
+	NegativeTTL time.Duration
+	// Tenant scopes the keys; empty means TenantFrom(ctx).
+	Tenant string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// OnStoreError, when set, is told about failed Store calls.
+	OnStoreError func(err error)
+
+	mu    sync.Mutex
+	calls map[string]*inflight
+}
+
+type inflight struct {
+	done    chan struct{}
+	waiters int // callers waiting for this one (under Cached.mu)
+	res     Result
+	found   bool
+	err     error
+}
+
+var _ Geocoder = (*Cached)(nil)
+
+// Geocode implements Geocoder.
+func (c *Cached) Geocode(ctx context.Context, q Query) (Result, bool, error) {
+	if q.Empty() || c.Store == nil {
+		return c.Next.Geocode(ctx, q)
+	}
+	tenant := c.Tenant
+	if tenant == "" {
+		tenant = TenantFrom(ctx)
+	}
+	key := CacheKey(tenant, q)
+	if e, ok := c.lookup(ctx, key); ok {
+		return e.Result, e.Found, nil
+	}
+	for {
+		c.mu.Lock()
+		if cl, ok := c.calls[key]; ok {
+			cl.waiters++
+			c.mu.Unlock()
+			select {
+			case <-cl.done:
+			case <-ctx.Done():
+				return Result{}, false, ctx.Err()
+			}
+			// The first caller gave up on its own context: ask again.
+			if cl.err != nil && isContextErr(cl.err) && ctx.Err() == nil {
+				continue
+			}
+			return cl.res, cl.found, cl.err
+		}
+		cl := &inflight{done: make(chan struct{})}
+		if c.calls == nil {
+			c.calls = map[string]*inflight{}
+		}
+		c.calls[key] = cl
+		c.mu.Unlock()
+
+		cl.res, cl.found, cl.err = c.Next.Geocode(ctx, q)
+		if cl.err == nil {
+			if !cl.found {
+				cl.res = Result{}
+			}
+			// Store even when ctx has just ended: the answer is good.
+			err := c.Store.Put(context.WithoutCancel(ctx), key, Entry{Result: cl.res, Found: cl.found, Stored: c.now()})
+			c.storeError(err)
+		}
+		c.mu.Lock()
+		delete(c.calls, key)
+		c.mu.Unlock()
+		close(cl.done)
+		return cl.res, cl.found, cl.err
+	}
+}
+
+// lookup returns a fresh entry for key.
+func (c *Cached) lookup(ctx context.Context, key string) (Entry, bool) {
+	e, ok, err := c.Store.Get(ctx, key)
+	if err != nil {
+		c.storeError(err)
+		return Entry{}, false
+	}
+	if !ok {
+		return Entry{}, false
+	}
+	ttl := c.TTL
+	if ttl <= 0 {
+		ttl = DefaultCacheTTL
+	}
+	if !e.Found && c.NegativeTTL > 0 {
+		ttl = c.NegativeTTL
+	}
+	age := c.now().Sub(e.Stored)
+	if age >= ttl || age < -time.Hour { // expired, or stored in the future by a bad clock
+		return Entry{}, false
+	}
+	return e, true
+}
+
+func (c *Cached) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *Cached) storeError(err error) {
+	if err != nil && c.OnStoreError != nil {
+		c.OnStoreError(err)
+	}
+}
+
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// MemoryStore is an in-memory Store holding at most a fixed number of
+// entries, evicting the least recently used. It is safe for concurrent use.
+type MemoryStore struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // front = most recently used; values are *memItem
+	items map[string]*list.Element
+}
+
+type memItem struct {
+	key   string
+	entry Entry
+}
+
+var _ Store = (*MemoryStore)(nil)
+
+// NewMemoryStore returns a MemoryStore for at most maxEntries entries;
+// maxEntries <= 0 means DefaultMemoryStoreSize.
+func NewMemoryStore(maxEntries int) *MemoryStore {
+	if maxEntries <= 0 {
+		maxEntries = DefaultMemoryStoreSize
+	}
+	return &MemoryStore{max: maxEntries, order: list.New(), items: map[string]*list.Element{}}
+}
+
+// Get implements Store.
+func (m *MemoryStore) Get(_ context.Context, key string) (Entry, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	el, ok := m.items[key]
+	if !ok {
+		return Entry{}, false, nil
+	}
+	m.order.MoveToFront(el)
+	return el.Value.(*memItem).entry, true, nil
+}
+
+// Put implements Store.
+func (m *MemoryStore) Put(_ context.Context, key string, e Entry) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if el, ok := m.items[key]; ok {
+		el.Value.(*memItem).entry = e
+		m.order.MoveToFront(el)
+		return nil
+	}
+	m.items[key] = m.order.PushFront(&memItem{key: key, entry: e})
+	for m.order.Len() > m.max {
+		last := m.order.Back()
+		m.order.Remove(last)
+		delete(m.items, last.Value.(*memItem).key)
+	}
+	return nil
+}
+
+// Len is the number of entries held.
+func (m *MemoryStore) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.order.Len()
+}
