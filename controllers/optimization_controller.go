@@ -101,10 +101,13 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 		if !free {
 			return ctrl.Result{RequeueAfter: queuePoll}, nil
 		}
-		if err := r.Runner.Start(ctx, opt); err != nil {
+		// Running is written before the solve starts, so the record never
+		// shows a queued optimization with a solver stage; a Start that
+		// fails is retried by the running branch (PhaseUnknown).
+		if err := r.apply(ctx, opt, transition{state: v1alpha1.StateRunning, reason: v1alpha1.ReasonStarted, message: "Handed to the solver"}); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateRunning, reason: v1alpha1.ReasonStarted, message: "Handed to the solver"})
+		return ctrl.Result{}, r.Runner.Start(ctx, opt)
 	}
 
 	// Running: ask the runner.

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/openapi"
 )
 
 // Options configure a Server.
@@ -94,6 +95,11 @@ func (s *Server) Handler() http.Handler {
 		abortError(c, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path, nil)
 	})
 	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	// The OpenAPI document and Swagger UI (assets embedded); no API key.
+	r.GET(openapi.DocumentPath, gin.WrapH(openapi.DocumentHandler()))
+	docs := gin.WrapH(openapi.DocsHandler())
+	r.GET(openapi.DocsPath, docs)
+	r.GET(openapi.DocsPath+"/*asset", docs)
 
 	v1 := r.Group("/v1", s.authenticate, s.rateLimit)
 	v1.GET("/me", s.me)
@@ -101,6 +107,7 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/optimizations", s.require(ScopeOptimizationsRead), s.listOptimizations)
 	v1.GET("/optimizations/:optimization_id", s.require(ScopeOptimizationsRead), s.getOptimization)
 	v1.GET("/optimizations/:optimization_id/result", s.require(ScopeOptimizationsRead), s.getResult)
+	v1.POST("/optimizations/:optimization_id/cancel", s.require(ScopeOptimizationsWrite), s.cancelOptimization)
 	return r
 }
 

@@ -1,0 +1,70 @@
+// Package openapi holds the OpenAPI 3.1 document of the REST API
+// (openapi.yaml, hand-written and embedded in the binary) and the handlers
+// that serve it as JSON and render it with Swagger UI, whose assets are
+// embedded too (github.com/swaggest/swgui/v5emb): nothing is fetched from a
+// CDN.
+//
+// The integration tests validate every request they send and every response
+// they get against the served document, so it cannot drift from the code.
+package openapi
+
+import (
+	_ "embed"
+	"fmt"
+	"net/http"
+
+	"github.com/swaggest/swgui"
+	"github.com/swaggest/swgui/v5emb"
+	"sigs.k8s.io/yaml"
+)
+
+// Paths the document and the UI are served at.
+const (
+	DocumentPath = "/openapi.json"
+	DocsPath     = "/docs"
+)
+
+//go:embed openapi.yaml
+var source []byte
+
+// documentJSON is the document as JSON, converted once at start-up: a
+// document that is not valid YAML is a build defect, caught by the tests.
+var documentJSON = mustJSON(source)
+
+func mustJSON(y []byte) []byte {
+	j, err := yaml.YAMLToJSON(y)
+	if err != nil {
+		panic(fmt.Sprintf("openapi: the embedded openapi.yaml is not valid YAML: %v", err))
+	}
+	return j
+}
+
+// YAML returns the document as written.
+func YAML() []byte { return append([]byte(nil), source...) }
+
+// JSON returns the document as JSON, as GET /openapi.json serves it.
+func JSON() []byte { return append([]byte(nil), documentJSON...) }
+
+// DocumentHandler serves the document as JSON.
+func DocumentHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-cache")
+		_, _ = w.Write(documentJSON)
+	})
+}
+
+// DocsHandler serves Swagger UI at DocsPath (and its assets below it),
+// reading the document from DocumentPath. The bearer token is entered in the
+// UI's Authorize dialog; "Try it out" calls the API on the same host.
+func DocsHandler() http.Handler {
+	return v5emb.NewHandlerWithConfig(swgui.Config{
+		Title:       "Route Optimization Service API",
+		SwaggerJSON: DocumentPath,
+		BasePath:    DocsPath + "/",
+		SettingsUI: map[string]string{
+			// Show the schemas section (swgui hides it by default).
+			"defaultModelsExpandDepth": "1",
+		},
+	})
+}
