@@ -57,6 +57,7 @@ lint: $(GOLANGCI_LINT) ## Run golangci-lint.
 verify: manifests generate ## Fail when generated files are stale or code is not gofmt-clean.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	@git diff --exit-code -- config api || { echo "generated files are stale: run make manifests generate"; exit 1; }
+	@go mod tidy -diff || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
 
 .PHONY: envtest
 envtest: $(K8SBIN)/kube-apiserver $(K8SBIN)/etcd ## Build the local control plane (kube-apiserver, etcd) into bin/k8s.
@@ -74,7 +75,7 @@ $(K8SBIN)/kubectl: hack/k8s/go.mod hack/k8s/go.sum
 	cd hack/k8s && CGO_ENABLED=0 go build -trimpath -o $(K8SBIN)/kubectl k8s.io/kubernetes/cmd/kubectl
 
 .PHONY: test
-test: manifests generate envtest vet ## Run every test, envtest integration included.
+test: manifests generate envtest vet build-installer ## Run every test, envtest integration included.
 	KUBEBUILDER_ASSETS=$(K8SBIN) go test -timeout $(TEST_TIMEOUT) $(GOTEST_FLAGS) ./... 
 
 .PHONY: ci
