@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,10 +26,13 @@ import (
 // OptimizationReconciler drives an Optimization through
 // queued -> running -> completed | failed, and to cancelled on request.
 type OptimizationReconciler struct {
-	Client   client.Client
-	Recorder events.EventRecorder
-	Runner   Runner
-	Clock    clock.PassiveClock
+	Client client.Client
+	// APIReader reads around the cache where a stale object would do harm
+	// (restarting a solve that may have been cancelled meanwhile).
+	APIReader client.Reader
+	Recorder  events.EventRecorder
+	Runner    Runner
+	Clock     clock.PassiveClock
 	// MaxConcurrent bounds optimizations running at once; the rest wait in
 	// queued and start first in, first out. 0 means no bound.
 	MaxConcurrent int
@@ -66,8 +70,16 @@ func (r *OptimizationReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if !opt.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.Runner.Stop(ctx, opt)
 	}
-	return r.reconcile(ctx, opt)
+	res, err := r.reconcile(ctx, opt)
+	if errors.Is(err, errStale) {
+		return ctrl.Result{Requeue: true}, nil
+	}
+	return res, err
 }
+
+// errStale marks a status write refused because the object changed since
+// it was read; Reconcile requeues without logging an error.
+var errStale = errors.New("optimization changed since it was read")
 
 // transition is a state change decided by reconcile.
 type transition struct {
@@ -117,9 +129,18 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 	}
 	switch out.Phase {
 	case PhaseUnknown:
-		// The solve was lost (a restarted manager, a deleted Job): start it again.
+		// The solve was lost (a restarted manager, a deleted Job): start it
+		// again, unless the API server's copy says it was cancelled or has
+		// finished meanwhile and the cache has not caught up.
+		fresh := &v1alpha1.Optimization{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(opt), fresh); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		if fresh.UID != opt.UID || fresh.Spec.Cancel || fresh.Status.State != v1alpha1.StateRunning {
+			return ctrl.Result{Requeue: true}, nil
+		}
 		ctrl.LoggerFrom(ctx).Info("Restarting solve that no runner knows of")
-		return ctrl.Result{}, r.Runner.Start(ctx, opt)
+		return ctrl.Result{}, r.Runner.Start(ctx, fresh)
 	case PhaseSucceeded:
 		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateCompleted, reason: v1alpha1.ReasonCompleted, message: "The result is ready"})
 	case PhaseFailed:
@@ -217,9 +238,15 @@ func (r *OptimizationReconciler) apply(ctx context.Context, opt *v1alpha1.Optimi
 	}
 	st["conditions"] = list
 
-	if err := solver.ApplyStatus(ctx, r.Client, opt.Namespace, opt.Name, solver.FieldOwnerController, st); err != nil {
+	// The object's resourceVersion makes the write conditional: a decision
+	// taken on a stale copy (say, completed after a cancel) is refused with
+	// a conflict and taken again on the current object.
+	if err := solver.ApplyStatusAt(ctx, r.Client, opt.Namespace, opt.Name, opt.ResourceVersion, solver.FieldOwnerController, st); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
+		}
+		if apierrors.IsConflict(err) {
+			return errStale
 		}
 		return fmt.Errorf("unable to write status %s: %w", t.state, err)
 	}

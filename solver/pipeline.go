@@ -37,8 +37,11 @@ const DefaultProgressInterval = time.Second
 
 // Pipeline runs solves. It is safe for concurrent use.
 type Pipeline struct {
-	// Client reads the Optimization and writes its status and result.
+	// Client writes the Optimization's status and its result.
 	Client client.Client
+	// Reader reads the Optimization from the API server (not a cache, whose
+	// copy may predate a cancel); nil means Client.
+	Reader client.Reader
 	// Geocoder resolves addresses; nil means none is configured.
 	Geocoder geocode.Geocoder
 	// GeocodeCacheTTL is how long a tenant's geocoding answers are reused;
@@ -60,12 +63,9 @@ func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error
 		}
 	}()
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("optimization", key.String()))
-	opt := &v1alpha1.Optimization{}
-	if err := p.Client.Get(ctx, key, opt); err != nil {
-		return fmt.Errorf("unable to read optimization: %w", err)
-	}
-	if opt.Spec.Cancel || opt.Status.State.IsTerminal() {
-		return context.Canceled
+	opt, err := p.read(ctx, key)
+	if err != nil {
+		return err
 	}
 	s := &solve{p: p, opt: opt, progress: opt.Status.Progress}
 
@@ -102,6 +102,10 @@ func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error
 	if err := s.report(ctx, v1alpha1.StageStoring, progressStoring); err != nil {
 		return err
 	}
+	// A cancel may have arrived while optimizing: no result is stored after it.
+	if _, err := p.read(ctx, key); err != nil {
+		return err
+	}
 	start = time.Now()
 	result := buildResult(ctx, opt, in, m, sol)
 	if err := storeResult(ctx, p.Client, opt, result); err != nil {
@@ -114,6 +118,23 @@ func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error
 		"resultRef": opt.ResultConfigMapName(),
 		"summary":   summaryOf(result),
 	})
+}
+
+// read gets the Optimization from the API server; one that was cancelled or
+// has finished ends the run with context.Canceled.
+func (p *Pipeline) read(ctx context.Context, key types.NamespacedName) (*v1alpha1.Optimization, error) {
+	reader := p.Reader
+	if reader == nil {
+		reader = p.Client
+	}
+	opt := &v1alpha1.Optimization{}
+	if err := reader.Get(ctx, key, opt); err != nil {
+		return nil, fmt.Errorf("unable to read optimization: %w", err)
+	}
+	if opt.Spec.Cancel || opt.Status.State.IsTerminal() {
+		return nil, context.Canceled
+	}
+	return opt, nil
 }
 
 // solve is the state of one Run.

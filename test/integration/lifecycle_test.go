@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +158,49 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("metric %s not exported; have %v", want, found)
 		}
 	}
+}
+
+// Cancels that race with completion end in exactly one terminal state, and
+// the result endpoint agrees with it.
+func TestCancelRacingCompletion(t *testing.T) {
+	s := startSystemWith(t, app.RunnerOptions{Kind: "inprocess", MaxConcurrent: 6}, nil)
+	delays := []time.Duration{800, 1300, 1800, 2300, 2800, 3500}
+	ids := make([]string, len(delays))
+	for i := range delays {
+		ids[i] = createViaREST(t, s, "cancel-race-key-0"+string(rune('a'+i)), tenOrders(1)).Name
+	}
+	for i, d := range delays {
+		go func() {
+			time.Sleep(d * time.Millisecond)
+			req, _ := http.NewRequest(http.MethodPost, s.url+"/v1/optimizations/"+ids[i]+"/cancel", nil)
+			req.Header.Set("Authorization", "Bearer "+s.apiKey)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				_ = resp.Body.Close()
+			}
+		}()
+	}
+	final := map[string]string{}
+	waitFor(t, 30*time.Second, "every optimization to finish", func() (bool, error) {
+		for _, id := range ids {
+			_, rec, _ := s.call(t, "GET", "/v1/optimizations/"+id, nil, nil)
+			st := rec["status"].(string)
+			if st != "completed" && st != "cancelled" {
+				return false, nil
+			}
+			final[id] = st
+		}
+		return true, nil
+	})
+	time.Sleep(1500 * time.Millisecond) // a late writer would show now
+	for _, id := range ids {
+		_, rec, _ := s.call(t, "GET", "/v1/optimizations/"+id, nil, nil)
+		if rec["status"] != final[id] {
+			t.Errorf("%s went from %s to %v", id, final[id], rec["status"])
+		}
+		status, _, _ := s.call(t, "GET", "/v1/optimizations/"+id+"/result", nil, nil)
+		if (final[id] == "completed") != (status == 200) {
+			t.Errorf("%s is %s but its result answers %d", id, final[id], status)
+		}
+	}
+	t.Logf("final states: %v", final)
 }

@@ -70,9 +70,10 @@ func AddControllers(ctx context.Context, mgr manager.Manager, o RunnerOptions) (
 		return nil, err
 	}
 	r := &controllers.OptimizationReconciler{
-		Client:   mgr.GetClient(),
-		Recorder: mgr.GetEventRecorder("routeopt-controller"),
-		Clock:    clock.RealClock{},
+		Client:    mgr.GetClient(),
+		APIReader: mgr.GetAPIReader(),
+		Recorder:  mgr.GetEventRecorder("routeopt-controller"),
+		Clock:     clock.RealClock{},
 
 		MaxConcurrent: o.MaxConcurrent,
 		Retention:     o.Retention,
@@ -90,7 +91,7 @@ func AddControllers(ctx context.Context, mgr manager.Manager, o RunnerOptions) (
 		}
 		err = r.SetupWithManager(mgr, nil)
 	default:
-		pipeline := &solver.Pipeline{Client: mgr.GetClient()}
+		pipeline := &solver.Pipeline{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}
 		if err := providers.pipeline(pipeline); err != nil {
 			return nil, err
 		}
