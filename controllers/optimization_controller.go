@@ -44,6 +44,10 @@ type OptimizationReconciler struct {
 // queuePoll is how often a queued optimization checks for a free slot.
 const queuePoll = time.Second
 
+// staleRequeue is how soon an optimization whose cached copy was stale is
+// looked at again; the cache catches up within milliseconds.
+const staleRequeue = 100 * time.Millisecond
+
 // +kubebuilder:rbac:groups=routeopt.io,resources=optimizations,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=routeopt.io,resources=optimizations/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=routeopt.io,resources=optimizations/finalizers,verbs=update
@@ -72,7 +76,7 @@ func (r *OptimizationReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	}
 	res, err := r.reconcile(ctx, opt)
 	if errors.Is(err, errStale) {
-		return ctrl.Result{Requeue: true}, nil
+		return ctrl.Result{RequeueAfter: staleRequeue}, nil
 	}
 	return res, err
 }
@@ -137,7 +141,7 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 		if fresh.UID != opt.UID || fresh.Spec.Cancel || fresh.Status.State != v1alpha1.StateRunning {
-			return ctrl.Result{Requeue: true}, nil
+			return ctrl.Result{RequeueAfter: staleRequeue}, nil
 		}
 		ctrl.LoggerFrom(ctx).Info("Restarting solve that no runner knows of")
 		return ctrl.Result{}, r.Runner.Start(ctx, fresh)
