@@ -27,7 +27,7 @@ API_PID=$!
 until curl -sf http://127.0.0.1:18081/healthz >/dev/null; do sleep 0.2; kill -0 $API_PID; done
 API=http://127.0.0.1:18081
 rss() { awk '/VmRSS/ {printf "%.1f MB", $2/1024}' /proc/$API_PID/status; }
-stored() { curl -s "$API/v1/optimizations?page_size=1" -H "Authorization: Bearer $KEY" | sed -E 's/.*"total":([0-9]+).*/\1/'; }
+stored() { curl -s "$API/v1/optimizations?page_size=1" -H "Authorization: Bearer $KEY" | grep -oE '"total":[0-9]+' | cut -d: -f2 || echo 0; }
 
 echo "== create, 10-order bodies ($DURATION, $CONNECTIONS connections)"
 ORDERS=10 NONCE=c10-$$ wrk -t2 -c"$CONNECTIONS" -d"$DURATION" --latency -s hack/bench/create.lua "$API" | grep -E "Requests/sec|50%|90%|99%|Non-2xx|requests in"

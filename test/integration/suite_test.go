@@ -145,8 +145,8 @@ func startSystemWith(t *testing.T, ro app.RunnerOptions, tune func(*webserver.Op
 		defer close(apiDone)
 		_ = apiCluster.Start(ctx)
 	}()
-	if !apiCluster.GetCache().WaitForCacheSync(ctx) {
-		t.Fatal("cache did not sync")
+	if err := app.StartAPIInformers(ctx, apiCluster.GetCache()); err != nil {
+		t.Fatal(err)
 	}
 	srvOpts := webserver.Options{PublicURL: "https://routes.example.test"}
 	if tune != nil {

@@ -123,8 +123,8 @@ func newAPICommand() *cobra.Command {
 			}
 			ctx := ctrl.SetupSignalHandler()
 			go func() { _ = c.Start(ctx) }()
-			if !c.GetCache().WaitForCacheSync(ctx) {
-				return errors.New("unable to sync caches")
+			if err := StartAPIInformers(ctx, c.GetCache()); err != nil {
+				return err
 			}
 			ln, err := net.Listen("tcp", o.listen)
 			if err != nil {

@@ -203,8 +203,8 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 		}
 		wait()
 	}()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		return errors.New("unable to sync caches")
+	if err := StartAPIInformers(ctx, mgr.GetCache()); err != nil {
+		return err
 	}
 
 	key, err := devAPIKey(ctx, mgr.GetClient(), dataDir, o.APIKey)

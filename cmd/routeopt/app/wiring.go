@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/controllers"
 	"routeopt.io/routeopt/solver"
 	"routeopt.io/routeopt/webserver"
@@ -104,4 +105,20 @@ func AddControllers(ctx context.Context, mgr manager.Manager, o RunnerOptions) (
 		return nil, fmt.Errorf("unable to set up the optimization controller: %w", err)
 	}
 	return wait, nil
+}
+
+// StartAPIInformers starts the informers the REST API reads (Optimizations
+// and API key Secrets) and waits until they are synced. Informers start
+// lazily on first use otherwise, and a first request would wait for a full
+// LIST of every Optimization, past the API's Kubernetes timeout.
+func StartAPIInformers(ctx context.Context, c cache.Cache) error {
+	for _, obj := range []client.Object{&v1alpha1.Optimization{}, &corev1.Secret{}} {
+		if _, err := c.GetInformer(ctx, obj); err != nil {
+			return fmt.Errorf("unable to start the %T informer: %w", obj, err)
+		}
+	}
+	if !c.WaitForCacheSync(ctx) {
+		return fmt.Errorf("unable to sync the API's caches")
+	}
+	return nil
 }
