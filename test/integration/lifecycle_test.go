@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -203,4 +204,31 @@ func TestCancelRacingCompletion(t *testing.T) {
 		}
 	}
 	t.Logf("final states: %v", final)
+}
+
+// Each transition is recorded as a Kubernetes Event on the optimization
+// (what kubectl describe shows).
+func TestTransitionEvents(t *testing.T) {
+	s := startSystem(t, "inprocess")
+	opt := createViaREST(t, s, "events-test-key-01", tenOrders(1))
+	waitForState(t, s, opt.Name, v1alpha1.StateCompleted)
+	want := []string{v1alpha1.ReasonQueued, v1alpha1.ReasonStarted, v1alpha1.ReasonCompleted}
+	waitFor(t, 10*time.Second, "events "+strings.Join(want, ", "), func() (bool, error) {
+		list := &eventsv1.EventList{}
+		if err := k8sClient.List(context.Background(), list, client.InNamespace(s.namespace)); err != nil {
+			return false, err
+		}
+		seen := map[string]bool{}
+		for _, e := range list.Items {
+			if e.Regarding.UID == opt.UID && e.ReportingController == "routeopt-controller" {
+				seen[e.Reason] = true
+			}
+		}
+		for _, r := range want {
+			if !seen[r] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
 }
