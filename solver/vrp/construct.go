@@ -88,8 +88,8 @@ func (s *solver) construct(st *state) {
 		u := pending[bestIdx]
 		pending[bestIdx] = pending[len(pending)-1]
 		pending = pending[:len(pending)-1]
-		v := bestV
-		if v < 0 {
+		v, opened := bestV, bestV < 0
+		if opened {
 			t := -1 - v
 			v = s.firstEmpty(st, t)
 			emptyLeft[t]--
@@ -98,7 +98,13 @@ func (s *solver) construct(st *state) {
 		}
 		s.insert(st, u, v, bestPos)
 		for _, x := range pending {
-			s.cacheInsertion(st, x, v, insCost, insPos)
+			// An insertion that did not fit stays impossible once the
+			// route holds one more order (loads and arrival times only
+			// grow, given the triangle inequality), so only the routes
+			// where x fitted, and a new one, are evaluated again.
+			if opened || insCost[x*m+v] < inf {
+				s.cacheInsertion(st, x, v, insCost, insPos)
+			}
 		}
 	}
 }
@@ -113,14 +119,21 @@ func (s *solver) cacheInsertion(st *state, u, v int, insCost []float64, insPos [
 	}
 	su := s.single[u]
 	k, e, svc := len(r.seq), s.edges(r.full), r.full.svc+su.svc
-	for q := 0; q <= k; q++ {
-		prev, next := r.pre[q].last, r.tail[q].first
-		if s.bound(v, k+1, e+s.lbm[prev][u+1]+s.lbm[u+1][next]-s.lbm[prev][next], svc)-r.cost >= insCost[i] {
+	c0 := s.bound(v, k+1, 0, svc) - r.cost // bound is affine in the edge sum
+	toU := s.lbm[u+1]
+	for q, prev := 0, 0; q <= k; q++ {
+		next := 0
+		if q < k {
+			next = r.seq[q] + 1
+		}
+		row := s.lbm[prev]
+		prev = next
+		if float64(e+row[u+1]+toU[next]-row[next])+c0 >= insCost[i] {
 			continue
 		}
 		x := s.merge(r.pre[q], su)
 		if x.tw > 0 {
-			continue
+			break // u is reached too late; later positions reach it later still (triangle inequality)
 		}
 		full := s.merge(x, r.tail[q])
 		if full.tw > 0 {

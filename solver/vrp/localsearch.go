@@ -229,21 +229,23 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 		if i+1 == ka && cut == kb {
 			continue // nothing changes
 		}
-		preA, sufA, preB, sufB := ra.pre[i+1], ra.suf[i+1], rb.pre[cut], rb.suf[cut]
-		lbA := s.bound(a, preA.n+sufB.n, s.closeEdges(preA, sufB), preA.svc+sufB.svc)
-		lbB := s.bound(b, preB.n+sufA.n, s.closeEdges(preB, sufA), preB.svc+sufA.svc)
+		// The tails come with their own route's end depot; the other
+		// route's depot is only merged in when the shifts differ.
+		preA, tailA, preB, tailB := ra.pre[i+1], ra.tail[i+1], rb.pre[cut], rb.tail[cut]
+		lbA := s.bound(a, preA.n+tailB.n, s.closeEdges(preA, tailB), preA.svc+tailB.svc)
+		lbB := s.bound(b, preB.n+tailA.n, s.closeEdges(preB, tailA), preB.svc+tailA.svc)
 		if debugVerify {
-			s.assertBound(lbA, a, s.merge(preA, s.merge(sufB, s.depot[a])))
-			s.assertBound(lbB, b, s.merge(preB, s.merge(sufA, s.depot[b])))
+			s.assertBound(lbA, a, s.merge(preA, s.retail(st, b, cut, a)))
+			s.assertBound(lbB, b, s.merge(preB, s.retail(st, a, i+1, b)))
 		}
 		if lbA+lbB >= base {
 			continue
 		}
-		newA := s.merge(preA, s.merge(sufB, s.depot[a]))
+		newA := s.merge(preA, s.retail(st, b, cut, a))
 		if !s.feasible(a, newA) {
 			continue
 		}
-		newB := s.merge(preB, s.merge(sufA, s.depot[b]))
+		newB := s.merge(preB, s.retail(st, a, i+1, b))
 		if !s.feasible(b, newB) || s.cost(a, newA)+s.cost(b, newB) >= base {
 			continue
 		}
@@ -257,13 +259,21 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 	return false
 }
 
-// closeEdges is edges of pre followed by suf (possibly empty) and the end
-// depot.
-func (s *solver) closeEdges(pre, suf seg) int {
-	if suf.first < 0 {
-		return s.edges(pre) + s.lbm[pre.last][0]
+// closeEdges is edges of pre followed by tail (orders, possibly none, then
+// the end depot).
+func (s *solver) closeEdges(pre, tail seg) int {
+	return s.edges(pre) + s.lbm[pre.last][tail.first] + s.edges(tail)
+}
+
+// retail is the tail of route v from position i followed by the end depot
+// of vehicle w: the cached tail when both vehicles have the same shift,
+// else built order by order.
+func (s *solver) retail(st *state, v, i, w int) seg {
+	r := &st.routes[v]
+	if s.depot[v] == s.depot[w] {
+		return r.tail[i]
 	}
-	return s.edges(pre) + s.lbm[pre.last][suf.first] + s.edges(suf) + s.lbm[suf.last][0]
+	return s.merge(s.chain(emptySeg, r.seq[i:], false), s.depot[w])
 }
 
 // intraMoves tries moves inside route v between positions i (u) and j (w).

@@ -13,10 +13,11 @@
 //	state.go       the solver's internal solution representation
 //	construct.go   regret-2 insertion construction
 //	localsearch.go relocate / or-opt / swap / 2-opt* / 2-opt local search
-//	ruin.go        ruin-and-recreate (SISR-style) with simulated annealing
+//	ruin.go        ruin-and-recreate (SISR) with simulated annealing, parallel chains
 //	unassigned.go  reasons and messages for orders that are not planned
 //	baseline.go    the naive file-order baseline
 //	solve.go       Solve: orchestration, time limit, progress
+//	bench/         Solomon / Gehring–Homberger benchmark runner and checker
 package vrp
 
 import (
@@ -89,6 +90,18 @@ type Options struct {
 	// is bit-for-bit reproducible. Without it the annealing schedule follows
 	// the clock and the result depends on how far the search got.
 	MaxIterations int
+
+	// Threads is the number of parallel search chains (0 = GOMAXPROCS).
+	// The chains exchange their best plans every few thousand iterations
+	// (counted, not timed), so a run with a fixed seed and MaxIterations is
+	// reproducible for any number of threads.
+	Threads int
+
+	// Now optionally replaces time.Now as the clock of TimeLimit and
+	// Progress. Benchmarks on a shared machine pass a CPU-time clock so
+	// that the budget is the CPU the search actually got. With several
+	// threads it is called concurrently.
+	Now func() time.Time
 }
 
 // Reason says why an order is not planned.

@@ -3,8 +3,14 @@ package vrp
 import (
 	"cmp"
 	"math"
+	"math/rand/v2"
+	"runtime"
 	"slices"
+	"sync"
 )
+
+// splitStrings enables SISR's split-string removal for half of the strings.
+var splitStrings = true
 
 // Ruin-and-recreate parameters (SISR, Christiaens & Vanden Berghe 2020).
 const (
@@ -12,6 +18,7 @@ const (
 	ruinMaxString   = 10.0 // longest string removed from one route (L-max)
 	ruinRandomShare = 0.15 // share of iterations that remove random orders instead of strings
 	recreateBlink   = 0.01 // probability of skipping a position when reinserting
+	ruinSplitDepth  = 0.01 // split strings: chance per order of ending the kept part (beta)
 	// Annealing temperatures, in average edge costs of the first plan; the
 	// temperature falls geometrically from start to end over the run (over
 	// the elapsed share of the time limit, or of MaxIterations when set).
@@ -19,70 +26,161 @@ const (
 	tempEndPerEdge   = 0.1
 )
 
-// improve runs ruin-and-recreate with simulated annealing from st until the
-// time limit or the iteration cap, and returns the best state found. Acceptance is lexicographic: fewer missing orders always wins;
-// with as many, a worse cost is accepted with the annealing criterion.
-// Whenever a new best appears, the local search polishes it.
-func (s *solver) improve(st *state) *state {
-	best := s.newState()
-	best.copyFrom(st)
-	if s.nAssignable == 0 || s.stop() {
-		return best
+// chain is one ruin-and-recreate run with simulated annealing. Acceptance
+// is lexicographic: fewer missing orders always wins; with as many, a worse
+// cost is accepted with the annealing criterion. Whenever a new best
+// appears, the local search polishes it.
+type chain struct {
+	s               *solver
+	cur, work, best *state
+	t0, tf          float64
+	iter            int
+}
+
+// newChain starts a chain from st, which becomes its current state.
+func (s *solver) newChain(st *state) *chain {
+	c := &chain{s: s, cur: st, work: s.newState(), best: s.newState()}
+	c.work.copyFrom(st)
+	c.best.copyFrom(st)
+	c.t0, c.tf = s.temperatures(st)
+	return c
+}
+
+// adopt moves the chain to o (a better plan found by another chain),
+// keeping its temperature schedule.
+func (c *chain) adopt(o *state) {
+	c.cur.copyFrom(o)
+	c.work.copyFrom(o)
+	c.best.copyFrom(o)
+}
+
+// run iterates until c.iter reaches until; it reports false when the search
+// is over (time limit, cancellation or MaxIterations).
+func (c *chain) run(until int) bool {
+	s := c.s
+	if s.nAssignable == 0 {
+		return false
 	}
-	cur := st
-	work := s.newState()
-	work.copyFrom(cur)
-	t0, tf := s.temperatures(cur)
-	for iter := 0; ; iter++ {
-		if s.opt.MaxIterations > 0 && iter >= s.opt.MaxIterations {
-			break
+	for ; c.iter < until; c.iter++ {
+		if s.opt.MaxIterations > 0 && c.iter >= s.opt.MaxIterations {
+			return false
 		}
 		if s.stop() {
-			break
+			return false
 		}
 		var frac float64
 		if s.opt.MaxIterations > 0 {
-			frac = float64(iter) / float64(s.opt.MaxIterations)
+			frac = float64(c.iter) / float64(s.opt.MaxIterations)
 		} else {
 			frac = min(1, float64(s.now.Sub(s.start))/float64(s.limit))
 		}
-		temp := t0 * math.Pow(tf/t0, frac)
+		temp := c.t0 * math.Pow(c.tf/c.t0, frac)
 		s.iterations++
 
 		s.touchStamp++
 		s.touched = s.touched[:0]
-		s.ruin(work)
-		s.recreate(work)
+		s.ruin(c.work)
+		s.recreate(c.work)
 
 		if debugVerify {
-			s.verify(work, "ruin and recreate")
+			s.verify(c.work, "ruin and recreate")
 		}
-		accept := work.missing < cur.missing
-		if work.missing == cur.missing {
-			accept = work.cost < cur.cost-temp*math.Log(1-s.rng.Float64())
+		accept := c.work.missing < c.cur.missing
+		if c.work.missing == c.cur.missing {
+			accept = c.work.cost < c.cur.cost-temp*math.Log(1-s.rng.Float64())
 		}
 		if accept {
-			cur, work = work, cur
-			if better(cur, best) {
+			c.cur, c.work = c.work, c.cur
+			if better(c.cur, c.best) {
 				// Polish the changed routes; their changes join
 				// s.touched, so work is brought back below.
 				s.routesBuf = append(s.routesBuf[:0], s.touched...)
-				s.localSearchRoutes(cur, s.routesBuf)
-				best.copyFrom(cur)
+				s.localSearchRoutes(c.cur, s.routesBuf)
+				c.best.copyFrom(c.cur)
 			}
 		}
 		// Bring work back to cur: only the touched routes differ.
 		for _, v := range s.touched {
-			work.routes[v].copyFrom(&cur.routes[v])
+			c.work.routes[v].copyFrom(&c.cur.routes[v])
 		}
-		copy(work.routeOf, cur.routeOf)
-		copy(work.posOf, cur.posOf)
-		work.cost, work.missing = cur.cost, cur.missing
+		copy(c.work.routeOf, c.cur.routeOf)
+		copy(c.work.posOf, c.cur.posOf)
+		c.work.cost, c.work.missing = c.cur.cost, c.cur.missing
 		if debugVerify {
-			s.verify(work, "resync")
+			s.verify(c.work, "resync")
 		}
 	}
-	return best
+	return true
+}
+
+// epochIterations is how many iterations parallel chains run between two
+// exchanges of their best plans. Counting iterations rather than time keeps
+// a run with MaxIterations reproducible whatever the number of threads.
+const epochIterations = 2000
+
+// improve runs ruin-and-recreate from st until the time limit or the
+// iteration cap and returns the best state found. With several threads,
+// independent chains (own random stream each) run in parallel; after every
+// epoch the chains whose best is worse than the overall best restart from
+// it, so the search concentrates on the best region while the chains keep
+// different trajectories.
+func (s *solver) improve(st *state) *state {
+	threads := s.opt.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	if s.nAssignable == 0 || s.stop() {
+		threads = 1
+	}
+	main := s.newChain(st)
+	if threads == 1 {
+		main.run(math.MaxInt)
+		return main.best
+	}
+	chains := []*chain{main}
+	for k := 1; k < threads; k++ {
+		f := s.fork(k)
+		cst := f.newState()
+		cst.copyFrom(st)
+		chains = append(chains, f.newChain(cst))
+	}
+	alive := make([]bool, threads)
+	for until := epochIterations; ; until += epochIterations {
+		var wg sync.WaitGroup
+		for k, c := range chains[1:] {
+			wg.Go(func() { alive[k+1] = c.run(until) })
+		}
+		alive[0] = main.run(until) // the caller's goroutine: Progress is called from it
+		wg.Wait()
+		b := 0
+		for k := range chains {
+			if better(chains[k].best, chains[b].best) {
+				b = k
+			}
+		}
+		if slices.Contains(alive, false) {
+			return chains[b].best
+		}
+		for k, c := range chains {
+			if k != b && better(chains[b].best, c.best) {
+				c.adopt(chains[b].best)
+			}
+		}
+	}
+}
+
+// fork returns a solver sharing s's immutable data with its own scratch
+// space and random stream k, for a parallel chain. It never reports
+// progress.
+func (s *solver) fork(k int) *solver {
+	f := *s
+	f.opt.Progress = nil
+	f.rng = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0x9e3779b97f4a7c15+uint64(k)))
+	f.mark, f.touchMark = make([]int, s.m), make([]int, s.m)
+	f.stamp, f.touchStamp, f.iterations, f.blinkGap, f.stopped = 0, 0, 0, 0, false
+	f.bufA, f.bufB, f.list, f.ruined, f.touched, f.changed = nil, nil, nil, nil, nil, nil
+	f.trackChanged, f.queue, f.orders, f.routesBuf = false, nil, nil, nil
+	return &f
 }
 
 // temperatures derives the annealing range from the average edge cost of st.
@@ -160,10 +258,28 @@ func (s *solver) ruin(st *state) {
 			k := len(r.seq)
 			l := min(int(s.rng.Float64()*min(float64(k), lsMax))+1, k)
 			pos := st.posOf[u]
-			lo, hi := max(0, pos-l+1), min(pos, k-l)
+			if !splitStrings || l == k || s.rng.IntN(2) == 0 {
+				lo, hi := max(0, pos-l+1), min(pos, k-l)
+				b := lo + s.rng.IntN(hi-lo+1)
+				for _, x := range r.seq[b : b+l] {
+					take(x)
+				}
+				continue
+			}
+			// Split string: l orders removed from a string of l+m
+			// around u, keeping m consecutive ones in the middle.
+			m := 1
+			for l+m < k && s.rng.Float64() >= ruinSplitDepth {
+				m++
+			}
+			total := l + m
+			lo, hi := max(0, pos-total+1), min(pos, k-total)
 			b := lo + s.rng.IntN(hi-lo+1)
-			for _, x := range r.seq[b : b+l] {
-				take(x)
+			keep := b + s.rng.IntN(l+1)
+			for i, x := range r.seq[b : b+total] {
+				if i := b + i; i < keep || i >= keep+m {
+					take(x)
+				}
 			}
 		}
 	}

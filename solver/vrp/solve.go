@@ -1,7 +1,6 @@
 package vrp
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -51,6 +50,7 @@ type solver struct {
 	stopped  bool
 
 	iterations int // ruin-and-recreate iterations done (diagnostics)
+	blinkGap   int // positions left before the next blink (see blinked)
 
 	// scratch
 	bufA, bufB   []int
@@ -76,10 +76,11 @@ type solver struct {
 // It builds a plan with regret-2 insertion (always completed, even when ctx
 // is already cancelled: about 0.1 s for 500 orders), improves it with local
 // search, then runs ruin-and-recreate with simulated annealing, polishing
-// every new best with the local search. Only an invalid problem yields an
-// error. For a given seed the search is deterministic; with
-// Options.MaxIterations reached before the time limit the result is
-// reproducible run to run.
+// every new best with the local search; with Options.Threads > 1 several
+// such chains run in parallel and exchange their best plans (see improve).
+// Only an invalid problem yields an error. For a given seed the search is
+// deterministic; with Options.MaxIterations reached before the time limit
+// the result is reproducible run to run, whatever the number of threads.
 func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -87,7 +88,7 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	s := newSolver(ctx, p, opt, time.Now())
+	s := newSolver(ctx, p, opt, opt.clock())
 	s.report(0)
 	st := s.newState()
 	s.construct(st)
@@ -99,6 +100,14 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
 	sol := s.solution(best)
 	s.report(1)
 	return sol, nil
+}
+
+// clock is Options.Now, or time.Now.
+func (o *Options) clock() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
 }
 
 func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *solver {
@@ -180,13 +189,16 @@ func (s *solver) costMatrix() [][]int {
 func (s *solver) buildNeighbours() {
 	c := s.costMatrix()
 	s.nb = make([][]int, s.n)
-	keys := make([]int, s.n)
-	idx := make([]int, 0, s.n)
+	// Sort packed (key, order) integers: keys stay below 2^33 (matrix
+	// entries and the penalty are at most 5 x NoWindowEnd), orders below
+	// 2^30, so the packing is exact and ties go to the lower order index.
+	const shift = 30
+	keys := make([]uint64, 0, s.n)
 	follows := func(u, w int) bool {
 		return s.p.Orders[u].WindowStart+s.p.Orders[u].ServiceS+s.dur[u+1][w+1] <= s.p.Orders[w].WindowEnd
 	}
 	for u := range s.n {
-		idx = idx[:0]
+		keys = keys[:0]
 		for w := range s.n {
 			if w == u || !s.assignable[w] {
 				continue
@@ -195,16 +207,14 @@ func (s *solver) buildNeighbours() {
 			if !follows(u, w) && !follows(w, u) {
 				k += 4 * NoWindowEnd
 			}
-			keys[w] = k
-			idx = append(idx, w)
+			keys = append(keys, uint64(k)<<shift|uint64(w))
 		}
-		slices.SortFunc(idx, func(a, b int) int {
-			if r := cmp.Compare(keys[a], keys[b]); r != 0 {
-				return r
-			}
-			return cmp.Compare(a, b)
-		})
-		s.nb[u] = slices.Clone(idx[:min(len(idx), neighbourCount)])
+		slices.Sort(keys)
+		nb := make([]int, min(len(keys), neighbourCount))
+		for i := range nb {
+			nb[i] = int(keys[i] & (1<<shift - 1))
+		}
+		s.nb[u] = nb
 	}
 }
 
@@ -214,7 +224,7 @@ func (s *solver) stop() bool {
 	if s.stopped {
 		return true
 	}
-	s.now = time.Now()
+	s.now = s.opt.clock()
 	if !s.now.Before(s.deadline) || s.ctx.Err() != nil {
 		s.stopped = true
 		return true

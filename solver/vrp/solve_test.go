@@ -354,3 +354,72 @@ func TestSolveInternalConsistency(t *testing.T) {
 		checkSolution(t, p, sol, false)
 	}
 }
+
+// TestSolveThreads: parallel chains give feasible plans that are
+// reproducible with MaxIterations (they exchange plans at iteration counts,
+// not times), across an exchange between epochs.
+func TestSolveThreads(t *testing.T) {
+	p := genProblem(11, genConfig{orders: 120, vehicles: 12, side: 20000, windowShare: 0.6, capFactor: 1.1, objective: ObjectiveDistance, fixedCost: 1000})
+	for _, threads := range []int{1, 3} {
+		t.Run(fmt.Sprint(threads), func(t *testing.T) {
+			opt := Options{TimeLimit: time.Minute, Seed: 3, MaxIterations: epochIterations + 300, Threads: threads}
+			a, err := Solve(context.Background(), p, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkSolution(t, p, a, false)
+			b, err := Solve(context.Background(), p, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(a, b) {
+				t.Errorf("threads %d: same seed, different plans: cost %v vs %v", threads, a.Cost, b.Cost)
+			}
+		})
+	}
+}
+
+// TestSolveClock: Options.Now drives the time limit. A clock that advances
+// 10 ms per reading ends a 1 s budget after about 100 readings however
+// fast the machine is.
+func TestSolveClock(t *testing.T) {
+	p := genProblem(9, genConfig{orders: 80, vehicles: 8, side: 20000, windowShare: 0.5, capFactor: 1.2, objective: ObjectiveDistance})
+	base := time.Now()
+	calls := 0
+	now := func() time.Time {
+		calls++
+		return base.Add(time.Duration(calls) * 10 * time.Millisecond)
+	}
+	sol, err := Solve(context.Background(), p, Options{TimeLimit: time.Second, Seed: 1, Threads: 1, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSolution(t, p, sol, false)
+	if calls < 90 || calls > 110 {
+		t.Errorf("clock read %d times, want about 100", calls)
+	}
+}
+
+// TestBestInsertionExactWithoutTriangleInequality: the exhaustive insertion
+// (the one that decides whether an order stays unplanned) must not stop at
+// a position that reaches the order too late, because with a matrix that
+// breaks the triangle inequality a later position can reach it in time:
+// depot -> A -> u takes 210 s but depot -> A -> B -> u only 25 s.
+func TestBestInsertionExactWithoutTriangleInequality(t *testing.T) {
+	const A, B, U = 0, 1, 2 // orders; locations are +1
+	leg := map[[2]int]int{
+		{0, 1}: 10, {1, 2}: 10, {2, 3}: 5, {1, 3}: 200, {0, 3}: 50, {3, 1}: 500,
+		{3, 0}: 50, {2, 0}: 20, {1, 0}: 10, {0, 2}: 20, {3, 2}: 500, {2, 1}: 10,
+	}
+	p := matrixProblem(
+		[]Order{{WindowEnd: 100}, {WindowEnd: 1000}, {WindowEnd: 60}},
+		[]Vehicle{{Capacity: 10, ShiftEnd: 10000}},
+		func(i, j int) int { return leg[[2]int{i, j}] },
+	)
+	s := newSolver(context.Background(), p, Options{Threads: 1}, time.Now())
+	st := s.newState()
+	s.setSeq(st, 0, []int{A, B})
+	if v, q, _ := s.bestInsertion(st, U, 0, false); v != 0 || q != 2 {
+		t.Fatalf("exact insertion of u at vehicle %d position %d, want vehicle 0 position 2", v, q)
+	}
+}

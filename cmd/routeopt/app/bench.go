@@ -1,0 +1,108 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"routeopt.io/routeopt/solver/vrp/bench"
+)
+
+// newBenchCommand is `routeopt bench`: the solver on a folder of Solomon /
+// Gehring–Homberger instances under the DIMACS convention, every solution
+// checked independently and compared with bks.csv.
+func newBenchCommand() *cobra.Command {
+	var cfg bench.Config
+	var instances, out string
+	var realistic bool
+	var summarize string
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Benchmark the solver on Solomon-format VRPTW instances (DIMACS convention)",
+		Long: `Solves every instance of --dir (files *.txt, optionally filtered by --instances,
+comma-separated globs on the name without .txt) under the DIMACS convention
+(distance = time = floor(10 x Euclidean), times x 10, distance only, fleet not
+binding), checks each solution with an independent checker and prints a CSV row
+per instance, then a summary per class (gaps against the dimacs_int10 rows of
+bks.csv). With --summarize it only prints the joint summary of CSV files
+written before (for example by two processes that each ran half of a folder).
+With --realistic it solves the 500-order city problem instead and reports the
+time to the first plan, the distance saving against the baseline and the peak
+memory.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			if summarize != "" {
+				return summarizeFiles(cmd.OutOrStdout(), strings.Split(summarize, ","))
+			}
+			if realistic {
+				return bench.RunRealistic(ctx, cmd.OutOrStdout(), cfg.Seconds, cfg.Threads, cfg.Seed)
+			}
+			if cfg.Seconds <= 0 {
+				return errors.New("--seconds must be > 0")
+			}
+			for _, p := range strings.Split(instances, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					cfg.Instances = append(cfg.Instances, p)
+				}
+			}
+			w := cmd.OutOrStdout()
+			summary := cmd.ErrOrStderr()
+			if out != "" && out != "-" {
+				f, err := os.Create(out)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				w, summary = f, cmd.OutOrStdout()
+			}
+			results, err := bench.Run(ctx, cfg, w)
+			if len(results) > 0 {
+				if serr := bench.WriteSummary(summary, results); serr != nil && err == nil {
+					err = serr
+				}
+			}
+			if err != nil {
+				return err
+			}
+			for _, r := range results {
+				if !r.Feasible {
+					return fmt.Errorf("%s: infeasible solution: %s", r.Instance, r.Err)
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&cfg.Seconds, "seconds", 10, "time limit per instance, seconds")
+	f.IntVar(&cfg.Threads, "threads", 1, "solver threads per instance (0 = all cores)")
+	f.Int64Var(&cfg.Seed, "seed", 1, "random seed")
+	f.StringVar(&cfg.Dir, "dir", "../shared/benchmarks/solomon", "folder of instance files and bks.csv")
+	f.StringVar(&instances, "instances", "", "comma-separated globs of instance names (c1*,r101); empty = all")
+	f.StringVar(&out, "out", "", "CSV output file (default stdout; the summary then goes to stderr)")
+	f.BoolVar(&cfg.CPUTime, "cpu-time", false, "count --seconds in process CPU time (all threads together), not wall-clock: for a busy machine")
+	f.StringVar(&summarize, "summarize", "", "comma-separated CSV files of earlier runs: print their joint summary and exit")
+	f.BoolVar(&realistic, "realistic", false, "run the 500-order city problem instead of a folder")
+	return cmd
+}
+
+// summarizeFiles prints the joint summary of CSV files written by bench.
+func summarizeFiles(w io.Writer, files []string) error {
+	var all []bench.Result
+	for _, name := range files {
+		f, err := os.Open(strings.TrimSpace(name))
+		if err != nil {
+			return err
+		}
+		res, err := bench.ReadResults(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		all = append(all, res...)
+	}
+	return bench.WriteSummary(w, all)
+}
