@@ -22,6 +22,7 @@ bin/routeopt dev --controllers=false --data-dir "$DATA" --listen 127.0.0.1:18080
 DEV_PID=$!
 until grep -q "is ready" "$DATA/dev.log"; do sleep 0.5; kill -0 $DEV_PID; done
 export KEY; KEY=$(cat "$DATA/api-key")
+export ORDERS NONCE
 bin/routeopt api --kubeconfig "$DATA/kubeconfig" --listen 127.0.0.1:18081 --rate-limit 0 >"$DATA/api.log" 2>&1 &
 API_PID=$!
 until curl -sf http://127.0.0.1:18081/healthz >/dev/null; do sleep 0.2; kill -0 $API_PID; done
@@ -31,19 +32,26 @@ stored() { curl -s "$API/v1/optimizations?page_size=1" -H "Authorization: Bearer
 
 echo "== create, 10-order bodies ($DURATION, $CONNECTIONS connections)"
 ORDERS=10 NONCE=c10-$$ wrk -t2 -c"$CONNECTIONS" -d"$DURATION" --latency -s hack/bench/create.lua "$API" | grep -E "Requests/sec|50%|90%|99%|Non-2xx|requests in"
-echo "== create, 500-order bodies ($DURATION)"
-ORDERS=500 NONCE=c500-$$ wrk -t2 -c"$CONNECTIONS" -d"$DURATION" --latency -s hack/bench/create.lua "$API" | grep -E "Requests/sec|50%|90%|99%|Non-2xx|requests in"
-n=$(stored)
-echo "== seeding 500-order optimizations up to $STORED (have $n)"
-round=0
-while [ "$(stored)" -lt "$STORED" ]; do
-  round=$((round + 1))
-  ORDERS=500 NONCE=seed-$$-$round wrk -t2 -c"$CONNECTIONS" -d10s -s hack/bench/create.lua "$API" >/dev/null
+n10=$(stored)
+for c in 4 $CONNECTIONS; do
+  echo "== create, 500-order bodies ($DURATION, $c connections)"
+  ORDERS=500 NONCE=c500-$$-$c wrk -t2 -c"$c" -d"$DURATION" --latency -s hack/bench/create.lua "$API" | grep -E "Requests/sec|50%|90%|99%|Non-2xx|requests in"
 done
-echo "stored: $(stored); API RSS: $(rss)"
-ID=$(curl -s "$API/v1/optimizations?page_size=1" -H "Authorization: Bearer $KEY" | sed -E 's/.*"id":"([^"]+)".*/\1/')
-echo "== GET one record ($DURATION, $CONNECTIONS connections)"
-PATH_TO_GET=/v1/optimizations/$ID wrk -t2 -c"$CONNECTIONS" -d"$DURATION" --latency -s hack/bench/get.lua "$API" | grep -E "Requests/sec|50%|90%|99%|Non-2xx|requests in"
-echo "== GET the list, page_size=25 ($DURATION)"
-PATH_TO_GET="/v1/optimizations?page=1&page_size=25" wrk -t2 -c"$CONNECTIONS" -d"$DURATION" --latency -s hack/bench/get.lua "$API" | grep -E "Requests/sec|50%|90%|99%|Non-2xx|requests in"
+echo "== seeding until $STORED 500-order optimizations are stored (4 connections)"
+round=0
+while [ "$(stored)" -lt $((n10 + STORED)) ]; do
+  round=$((round + 1))
+  ORDERS=500 NONCE=seed-$$-$round wrk -t2 -c4 -d10s -s hack/bench/create.lua "$API" >/dev/null
+done
+echo "stored: $(stored) ($n10 with 10 orders); API RSS: $(rss)"
+ID=$(curl -s "$API/v1/optimizations?page_size=1" -H "Authorization: Bearer $KEY" | grep -oE '"id":"[^"]+"' | head -1 | cut -d'"' -f4)
+export PATH_TO_GET
+for c in 4 $CONNECTIONS; do
+  echo "== GET one record ($DURATION, $c connections)"
+  PATH_TO_GET=/v1/optimizations/$ID
+  wrk -t2 -c"$c" -d"$DURATION" --latency -s hack/bench/get.lua "$API" | grep -E "Requests/sec|50%|90%|99%|Non-2xx|requests in"
+  echo "== GET the list, page_size=25 ($DURATION, $c connections)"
+  PATH_TO_GET="/v1/optimizations?page=1&page_size=25"
+  wrk -t2 -c"$c" -d"$DURATION" --latency -s hack/bench/get.lua "$API" | grep -E "Requests/sec|50%|90%|99%|Non-2xx|requests in"
+done
 echo "API RSS after the run: $(rss)"

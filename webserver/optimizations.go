@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -131,28 +130,35 @@ func (s *Server) listOptimizations(c *gin.Context) {
 	}
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	// The cache's objects are read, never changed: skip its deep copies,
-	// and sort pointers, so a list costs little more than the page it shows.
-	list := &v1alpha1.OptimizationList{}
-	if err := s.client.List(ctx, list, client.InNamespace(principal(c).Namespace), client.UnsafeDisableDeepCopy); err != nil {
-		abortKube(c, err, "optimizations")
-		return
-	}
-	items := make([]*v1alpha1.Optimization, len(list.Items))
-	for i := range list.Items {
-		items[i] = &list.Items[i]
-	}
-	slices.SortFunc(items, func(a, b *v1alpha1.Optimization) int {
-		if c := b.CreationTimestamp.Compare(a.CreationTimestamp.Time); c != 0 {
-			return c
+	ns := principal(c).Namespace
+	var (
+		pageItems []*v1alpha1.Optimization
+		total     int
+	)
+	if s.index != nil {
+		pageItems, total = s.index.page(ns, (page-1)*size, size)
+	} else {
+		// The cache's objects are read, never changed: skip its deep copies.
+		list := &v1alpha1.OptimizationList{}
+		if err := s.client.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+			abortKube(c, err, "optimizations")
+			return
 		}
-		return strings.Compare(b.Name, a.Name)
-	})
-	out := make([]Record, 0, size)
-	for i := (page - 1) * size; i >= 0 && i < len(items) && len(out) < size; i++ {
-		out = append(out, s.record(items[i]))
+		items := make([]*v1alpha1.Optimization, len(list.Items))
+		for i := range list.Items {
+			items[i] = &list.Items[i]
+		}
+		slices.SortFunc(items, newerFirst)
+		total = len(items)
+		if offset := (page - 1) * size; offset < len(items) {
+			pageItems = items[offset:min(len(items), offset+size)]
+		}
 	}
-	c.JSON(http.StatusOK, gin.H{"items": out, "page": page, "page_size": size, "total": len(items)})
+	out := make([]Record, 0, len(pageItems))
+	for _, o := range pageItems {
+		out = append(out, s.record(o))
+	}
+	c.JSON(http.StatusOK, gin.H{"items": out, "page": page, "page_size": size, "total": total})
 }
 
 // lookup reads the optimization named in the path, in the caller's

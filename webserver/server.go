@@ -53,6 +53,8 @@ type Server struct {
 	log     logr.Logger
 	baseURL string
 	limiter *keyLimiter
+	// index serves lists when set (IndexOptimizations); else the cache is listed.
+	index *listIndex
 }
 
 // New builds a Server. keys is the reader API key Secrets are looked up in.

@@ -153,6 +153,9 @@ func startSystemWith(t *testing.T, ro app.RunnerOptions, tune func(*webserver.Op
 		tune(&srvOpts)
 	}
 	srv := webserver.New(apiCluster.GetClient(), apiCluster.GetAPIReader(), apiCluster.GetClient(), ctrl.Log.WithName("api"), srvOpts)
+	if err := srv.IndexOptimizations(ctx, apiCluster.GetCache()); err != nil {
+		t.Fatal(err)
+	}
 	srv.WarmUp(ctx, ns)
 	ts := httptest.NewServer(srv.Handler())
 	s := &system{namespace: ns, apiKey: key, url: ts.URL, client: apiCluster.GetClient(), runner: ro}

@@ -63,6 +63,9 @@ func serveAPI(ctx context.Context, ln net.Listener, c cluster.Cluster, o apiOpti
 		PublicURL: public, MaxBodyBytes: o.maxBodyBytes, RequestTimeout: o.kubeTimeout,
 		RateLimit: o.rateLimit, RateBurst: o.rateBurst,
 	})
+	if err := srv.IndexOptimizations(ctx, c.GetCache()); err != nil {
+		return err
+	}
 	srv.WarmUp(ctx, metav1.NamespaceDefault)
 	httpServer := &http.Server{
 		Handler:           srv.Handler(),
