@@ -46,7 +46,7 @@ done
 echo "stored: $(stored) ($n10 with 10 orders); API RSS: $(rss)"
 ID=$(curl -s "$API/v1/optimizations?page_size=1" -H "Authorization: Bearer $KEY" | grep -oE '"id":"[^"]+"' | head -1 | cut -d'"' -f4)
 export PATH_TO_GET
-for c in 4 $CONNECTIONS; do
+for c in 2 4 $CONNECTIONS; do
   echo "== GET one record ($DURATION, $c connections)"
   PATH_TO_GET=/v1/optimizations/$ID
   wrk -t2 -c"$c" -d"$DURATION" --latency -s hack/bench/get.lua "$API" | grep -E "Requests/sec|50%|90%|99%|Non-2xx|requests in"

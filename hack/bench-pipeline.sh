@@ -3,6 +3,7 @@
 # (figures in docs/PERFORMANCE.md): POST, then poll every 100 ms until
 # completed; prints the wall time against solver_seconds.
 set -euo pipefail
+[ -n "${TRACE:-}" ] && set -x
 cd "$(dirname "$0")/.."
 SOLVER_SECONDS=${SOLVER_SECONDS:-5}
 RUNS=${RUNS:-3}

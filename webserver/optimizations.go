@@ -172,8 +172,15 @@ func (s *Server) lookup(c *gin.Context, queryDetails ...schema.Detail) (*v1alpha
 	}
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
+	key := client.ObjectKey{Namespace: principal(c).Namespace, Name: id}
 	opt := &v1alpha1.Optimization{}
-	if err := s.client.Get(ctx, client.ObjectKey{Namespace: principal(c).Namespace, Name: id}, opt); err != nil {
+	err := s.client.Get(ctx, key, opt)
+	if apierrors.IsNotFound(err) {
+		// The cache may not have seen a create that was just answered:
+		// ask the API server before saying it does not exist.
+		err = s.apiReader.Get(ctx, key, opt)
+	}
+	if err != nil {
 		abortKube(c, err, "optimization")
 		return nil, false
 	}

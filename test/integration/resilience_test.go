@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"sync"
 	"testing"
@@ -11,10 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/cmd/routeopt/app"
@@ -121,24 +117,8 @@ func TestKubernetesAPIDown(t *testing.T) {
 				t.Fatal(err)
 			}
 			ns := webserver.TenantNamespace(company)
-			c, err := cluster.New(proxied, func(o *cluster.Options) {
-				o.Scheme = app.NewScheme()
-				o.Cache = app.CacheOptions()
-				o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
-				o.Cache.DefaultTransform = webserver.SlimOptimizations
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			go func() { _ = c.Start(ctx) }()
-			if !c.GetCache().WaitForCacheSync(ctx) {
-				t.Fatal("cache did not sync")
-			}
-			srv := webserver.New(c.GetClient(), c.GetAPIReader(), c.GetClient(), ctrl.Log.WithName("api"), webserver.Options{PublicURL: "https://x.test"})
-			srv.WarmUp(ctx, ns)
-			ts := httptest.NewServer(srv.Handler())
-			defer ts.Close()
-			s := &system{namespace: ns, apiKey: key, url: ts.URL}
+			url, _ := startAPI(ctx, t, proxied, ns, nil)
+			s := &system{namespace: ns, apiKey: key, url: url}
 			waitFor(t, 5*time.Second, "the key in the cache", func() (bool, error) {
 				status, _, _ := s.call(t, "GET", "/v1/me", nil, nil)
 				return status == 200, nil
@@ -189,4 +169,19 @@ func createViaRESTNoFetch(t *testing.T, s *system, key string) string {
 		t.Fatalf("create: %d %v", status, rec)
 	}
 	return rec["id"].(string)
+}
+
+// A record can be read right after its create was answered, before the
+// API's cache has seen it.
+func TestReadYourWrites(t *testing.T) {
+	s := startSystem(t, "inprocess")
+	for i := range 20 {
+		status, rec, _ := s.call(t, "POST", "/v1/optimizations", tenOrders(1), map[string]string{"Idempotency-Key": "read-your-writes-" + strconv.Itoa(i)})
+		if status != 202 {
+			t.Fatalf("create %d: %d %v", i, status, rec)
+		}
+		if status, got, _ := s.call(t, "GET", "/v1/optimizations/"+rec["id"].(string), nil, nil); status != 200 || got["id"] != rec["id"] {
+			t.Fatalf("GET right after create %d: %d %v", i, status, got)
+		}
+	}
 }

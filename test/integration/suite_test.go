@@ -131,7 +131,22 @@ func startSystemWith(t *testing.T, ro app.RunnerOptions, tune func(*webserver.Op
 		t.Fatal(err)
 	}
 	ns := webserver.TenantNamespace(company)
-	apiCluster, err := cluster.New(cfg, func(o *cluster.Options) {
+	url, apiClient := startAPI(ctx, t, cfg, ns, tune)
+	s := &system{namespace: ns, apiKey: key, url: url, client: apiClient, runner: ro}
+	s.startManager(t)
+	t.Cleanup(func() {
+		s.stopManager()
+		cancel()
+	})
+	return s
+}
+
+// startAPI serves the REST API of namespace through restCfg on its own slim
+// cache, as `routeopt api` does, until ctx ends; it returns the server's URL
+// and the cache-backed client.
+func startAPI(ctx context.Context, t *testing.T, restCfg *rest.Config, ns string, tune func(*webserver.Options)) (string, client.Client) {
+	t.Helper()
+	c, err := cluster.New(restCfg, func(o *cluster.Options) {
 		o.Scheme = app.NewScheme()
 		o.Cache = app.CacheOptions()
 		o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
@@ -140,33 +155,29 @@ func startSystemWith(t *testing.T, ro app.RunnerOptions, tune func(*webserver.Op
 	if err != nil {
 		t.Fatal(err)
 	}
-	apiDone := make(chan struct{})
+	done := make(chan struct{})
 	go func() {
-		defer close(apiDone)
-		_ = apiCluster.Start(ctx)
+		defer close(done)
+		_ = c.Start(ctx)
 	}()
-	if err := app.StartAPIInformers(ctx, apiCluster.GetCache()); err != nil {
+	if err := app.StartAPIInformers(ctx, c.GetCache()); err != nil {
 		t.Fatal(err)
 	}
-	srvOpts := webserver.Options{PublicURL: "https://routes.example.test"}
+	opts := webserver.Options{PublicURL: "https://routes.example.test"}
 	if tune != nil {
-		tune(&srvOpts)
+		tune(&opts)
 	}
-	srv := webserver.New(apiCluster.GetClient(), apiCluster.GetAPIReader(), apiCluster.GetClient(), ctrl.Log.WithName("api"), srvOpts)
-	if err := srv.IndexOptimizations(ctx, apiCluster.GetCache()); err != nil {
+	srv := webserver.New(c.GetClient(), c.GetAPIReader(), c.GetClient(), ctrl.Log.WithName("api"), opts)
+	if err := srv.IndexOptimizations(ctx, c.GetCache()); err != nil {
 		t.Fatal(err)
 	}
 	srv.WarmUp(ctx, ns)
 	ts := httptest.NewServer(srv.Handler())
-	s := &system{namespace: ns, apiKey: key, url: ts.URL, client: apiCluster.GetClient(), runner: ro}
-	s.startManager(t)
 	t.Cleanup(func() {
 		ts.Close()
-		s.stopManager()
-		cancel()
-		<-apiDone
+		<-done
 	})
-	return s
+	return ts.URL, c.GetClient()
 }
 
 // startManager starts the controller manager watching only the system's
