@@ -134,9 +134,10 @@ func TestRetention(t *testing.T) {
 		err := k8sClient.Get(context.Background(), client.ObjectKeyFromObject(opt), &v1alpha1.Optimization{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
-	if status, _, _ := s.call(t, "GET", "/v1/optimizations/"+opt.Name, nil, nil); status != 404 {
-		t.Errorf("expired optimization still served: %d", status)
-	}
+	waitFor(t, 5*time.Second, "the API to stop serving the expired optimization", func() (bool, error) {
+		status, _, _ := s.call(t, "GET", "/v1/optimizations/"+opt.Name, nil, nil)
+		return status == 404, nil
+	})
 }
 
 // The controller's metrics are registered and count transitions.
