@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -218,7 +219,14 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 	apiDone := make(chan error, 1)
 	go func() { apiDone <- serveAPI(ctx, ln, mgr, o.api, ctrl.Log.WithName("routeopt")) }()
 	url := "http://" + ln.Addr().String()
-	if err := waitReady(ctx, url, key, apiDone); err != nil {
+	probe := http.DefaultClient
+	if o.api.tlsCertFile != "" {
+		url = "https://" + ln.Addr().String()
+		// The readiness probe talks to this process over loopback; the
+		// certificate is for the clients, which verify it.
+		probe = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback self-probe
+	}
+	if err := waitReady(ctx, probe, url, key, apiDone); err != nil {
 		return err
 	}
 	ready(DevInfo{URL: url, APIKey: key, Kubeconfig: relativeToCwd(kubeconfigPath)})
@@ -248,12 +256,12 @@ func devAPIKey(ctx context.Context, c client.Client, dataDir, flagKey string) (s
 }
 
 // waitReady polls GET /v1/me until it answers 200.
-func waitReady(ctx context.Context, url, key string, apiDone <-chan error) error {
+func waitReady(ctx context.Context, probe *http.Client, url, key string, apiDone <-chan error) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/v1/me", nil)
 		req.Header.Set("Authorization", "Bearer "+key)
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := probe.Do(req)
 		if err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			_ = resp.Body.Close()

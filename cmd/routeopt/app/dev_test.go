@@ -2,9 +2,18 @@ package app
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -112,5 +121,76 @@ func TestDevRestartKeepsOptimizations(t *testing.T) {
 	status, res := devCall(t, again, http.MethodGet, "/v1/optimizations/"+id+"/result", "")
 	if status != http.StatusOK || res["kpis"].(map[string]any)["orders_total"] != float64(5) {
 		t.Fatalf("result after restart: %d %v", status, res)
+	}
+}
+
+// writeSelfSignedCert writes a certificate for 127.0.0.1 and its key, and
+// returns a pool that trusts it.
+func writeSelfSignedCert(t *testing.T, dir string) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "routeopt test"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+		IPAddresses:  []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile = filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// With --tls-cert-file and --tls-key-file the API serves HTTPS itself, and
+// its links say https.
+func TestDevServesTLS(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile, pool := writeSelfSignedCert(t, dir)
+	o := DevOptions{DataDir: filepath.Join(dir, "data"), ControlPlaneDir: devAssets(t)}
+	o.api.listen = "127.0.0.1:0"
+	o.api.tlsCertFile, o.api.tlsKeyFile = certFile, keyFile
+	info, stop := startDev(t, o)
+	defer stop()
+	if !strings.HasPrefix(info.URL, "https://") {
+		t.Fatalf("URL %s is not https", info.URL)
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	req, _ := http.NewRequest(http.MethodGet, info.URL+"/v1/me", nil)
+	req.Header.Set("Authorization", "Bearer "+info.APIKey)
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.TLS == nil {
+		t.Fatalf("status %d, TLS %v", resp.StatusCode, resp.TLS != nil)
+	}
+	plain := strings.Replace(info.URL, "https://", "http://", 1)
+	if resp, err := http.Get(plain + "/healthz"); err == nil {
+		_ = resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Error("plain HTTP answered 200 on the TLS port")
+		}
 	}
 }
