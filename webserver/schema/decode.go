@@ -271,25 +271,30 @@ func locationProblem(what string, address *string, lat, lon *float64) string {
 func hasText(s *string) bool { return s != nil && strings.TrimSpace(*s) != "" }
 
 func (e *errs) orders(loc []any, in any) ([]OrderIn, bool) {
-	items, ok := e.list(loc, in, 1, MaxOrders)
+	return uniqueItems(e, loc, in, MaxOrders, e.order, func(o OrderIn) string { return o.ID }, "order")
+}
+
+// uniqueItems validates a list of 1..max models with decode, then (a field
+// validator, run only when every item is valid) that their ids are unique.
+func uniqueItems[T any](e *errs, loc []any, in any, max int, decode func([]any, any) (T, bool), id func(T) string, what string) ([]T, bool) {
+	items, ok := e.list(loc, in, 1, max)
 	if !ok {
 		return nil, false
 	}
 	start := e.n()
-	out := make([]OrderIn, len(items))
+	out := make([]T, len(items))
 	for i, it := range items {
-		out[i], _ = e.order(at(loc, i), it)
+		out[i], _ = decode(at(loc, i), it)
 	}
 	if e.n() > start {
 		return nil, false
 	}
-	// Field validator on orders: unique ids.
 	ids := make([]string, len(out))
 	for i := range out {
-		ids[i] = out[i].ID
+		ids[i] = id(out[i])
 	}
 	if dups := duplicates(ids); dups != "" {
-		e.valueError(loc, "order ids must be unique; duplicated: "+dups, in)
+		e.valueError(loc, what+" ids must be unique; duplicated: "+dups, in)
 		return nil, false
 	}
 	return out, true
@@ -349,27 +354,7 @@ func (e *errs) order(loc []any, in any) (OrderIn, bool) {
 }
 
 func (e *errs) vehicles(loc []any, in any) ([]VehicleIn, bool) {
-	items, ok := e.list(loc, in, 1, MaxVehicles)
-	if !ok {
-		return nil, false
-	}
-	start := e.n()
-	out := make([]VehicleIn, len(items))
-	for i, it := range items {
-		out[i], _ = e.vehicle(at(loc, i), it)
-	}
-	if e.n() > start {
-		return nil, false
-	}
-	ids := make([]string, len(out))
-	for i := range out {
-		ids[i] = out[i].ID
-	}
-	if dups := duplicates(ids); dups != "" {
-		e.valueError(loc, "vehicle ids must be unique; duplicated: "+dups, in)
-		return nil, false
-	}
-	return out, true
+	return uniqueItems(e, loc, in, MaxVehicles, e.vehicle, func(v VehicleIn) string { return v.ID }, "vehicle")
 }
 
 func (e *errs) vehicle(loc []any, in any) (VehicleIn, bool) {
