@@ -3,9 +3,7 @@ package webserver
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"fmt"
 	"math/big"
 	"slices"
@@ -62,9 +60,12 @@ type Principal struct {
 // Has reports whether the key carries scope.
 func (p *Principal) Has(scope string) bool { return slices.Contains(p.Scopes, scope) }
 
-func hashKey(key string) string {
-	sum := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(sum[:])
+func hashKey(key string) string { return sha256Hex([]byte(key)) }
+
+// wellFormedKey reports whether key can be an API key: the prefix, at
+// least 20 more characters, at most 200 in all.
+func wellFormedKey(key string) bool {
+	return strings.HasPrefix(key, APIKeyPrefix) && len(key) >= len(APIKeyPrefix)+20 && len(key) <= 200
 }
 
 // KeyID is the label value that finds key's Secret.
@@ -73,7 +74,7 @@ func KeyID(key string) string { return hashKey(key)[:keyIDLength] }
 // Authenticate finds the Principal of key through reader (a cache restricted
 // to API key Secrets in production). It returns nil for an unknown key.
 func Authenticate(ctx context.Context, reader client.Reader, key string) (*Principal, error) {
-	if !strings.HasPrefix(key, APIKeyPrefix) || len(key) < len(APIKeyPrefix)+20 || len(key) > 200 {
+	if !wellFormedKey(key) {
 		return nil, nil
 	}
 	secrets := &corev1.SecretList{}
@@ -130,8 +131,8 @@ func CreateAPIKey(ctx context.Context, c client.Client, companyID, companyName s
 		if key, err = newAPIKey(); err != nil {
 			return "", err
 		}
-	} else if !strings.HasPrefix(key, APIKeyPrefix) || len(key) < len(APIKeyPrefix)+20 {
-		return "", fmt.Errorf("an API key starts with %s and has at least 20 more characters", APIKeyPrefix)
+	} else if !wellFormedKey(key) {
+		return "", fmt.Errorf("an API key starts with %s and has 20 to %d more characters", APIKeyPrefix, 200-len(APIKeyPrefix))
 	}
 	ns, err := EnsureTenant(ctx, c, companyID, companyName)
 	if err != nil {

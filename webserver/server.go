@@ -53,7 +53,7 @@ type Server struct {
 	log     logr.Logger
 	baseURL string
 	limiter *keyLimiter
-	// index serves lists when set (IndexOptimizations); else the cache is listed.
+	// index serves lists; IndexOptimizations sets it before serving.
 	index *listIndex
 }
 
@@ -154,8 +154,7 @@ func (s *Server) bodyLimit(c *gin.Context) {
 func (s *Server) authenticate(c *gin.Context) {
 	scheme, key, ok := strings.Cut(c.GetHeader("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" {
-		c.Header("WWW-Authenticate", "Bearer")
-		abortError(c, http.StatusUnauthorized, CodeUnauthorized, "a valid API key is required: send Authorization: Bearer <API_KEY>", nil)
+		abortUnauthorized(c)
 		return
 	}
 	ctx, cancel := s.kubeContext(c)
@@ -166,12 +165,17 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	if p == nil {
-		c.Header("WWW-Authenticate", "Bearer")
-		abortError(c, http.StatusUnauthorized, CodeUnauthorized, "a valid API key is required: send Authorization: Bearer <API_KEY>", nil)
+		abortUnauthorized(c)
 		return
 	}
 	c.Set(ctxPrincipal, p)
 	c.Next()
+}
+
+// abortUnauthorized answers 401; it never says whether a key exists.
+func abortUnauthorized(c *gin.Context) {
+	c.Header("WWW-Authenticate", "Bearer")
+	abortError(c, http.StatusUnauthorized, CodeUnauthorized, "a valid API key is required: send Authorization: Bearer <API_KEY>", nil)
 }
 
 // require stops requests whose key lacks scope.
