@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"slices"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -128,32 +127,11 @@ func (s *Server) listOptimizations(c *gin.Context) {
 		abortValidation(c, details)
 		return
 	}
-	ctx, cancel := s.kubeContext(c)
-	defer cancel()
-	ns := principal(c).Namespace
-	var (
-		pageItems []*v1alpha1.Optimization
-		total     int
-	)
-	if s.index != nil {
-		pageItems, total = s.index.page(ns, (page-1)*size, size)
-	} else {
-		// The cache's objects are read, never changed: skip its deep copies.
-		list := &v1alpha1.OptimizationList{}
-		if err := s.client.List(ctx, list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
-			abortKube(c, err, "optimizations")
-			return
-		}
-		items := make([]*v1alpha1.Optimization, len(list.Items))
-		for i := range list.Items {
-			items[i] = &list.Items[i]
-		}
-		slices.SortFunc(items, newerFirst)
-		total = len(items)
-		if offset := (page - 1) * size; offset < len(items) {
-			pageItems = items[offset:min(len(items), offset+size)]
-		}
+	if s.index == nil {
+		abortInternal(c, errors.New("the optimization list index was not started (IndexOptimizations)"))
+		return
 	}
+	pageItems, total := s.index.page(principal(c).Namespace, (page-1)*size, size)
 	out := make([]Record, 0, len(pageItems))
 	for _, o := range pageItems {
 		out = append(out, s.record(o))
