@@ -123,7 +123,7 @@ func TestKubernetesAPIDown(t *testing.T) {
 				status, _, _ := s.call(t, "GET", "/v1/me", nil, nil)
 				return status == 200, nil
 			})
-			created := createViaRESTNoFetch(t, s, "api-down-test-0001")
+			created := createViaREST(t, s, "api-down-test-0001", tenOrders(1)).Name
 			waitFor(t, 5*time.Second, "the record in the cache", func() (bool, error) {
 				status, _, _ := s.call(t, "GET", "/v1/optimizations/"+created, nil, nil)
 				return status == 200, nil
@@ -159,16 +159,6 @@ func TestKubernetesAPIDown(t *testing.T) {
 			}
 		})
 	}
-}
-
-// createViaRESTNoFetch creates an optimization and returns its id.
-func createViaRESTNoFetch(t *testing.T, s *system, key string) string {
-	t.Helper()
-	status, rec, _ := s.call(t, "POST", "/v1/optimizations", tenOrders(1), map[string]string{"Idempotency-Key": key})
-	if status != 202 {
-		t.Fatalf("create: %d %v", status, rec)
-	}
-	return rec["id"].(string)
 }
 
 // A record can be read right after its create was answered, before the
