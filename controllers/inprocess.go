@@ -117,6 +117,9 @@ func (r *InProcessRunner) Stop(_ context.Context, opt *v1alpha1.Optimization) er
 	return nil
 }
 
+// Finish implements Runner; an in-process solve leaves nothing behind.
+func (r *InProcessRunner) Finish(context.Context, *v1alpha1.Optimization) error { return nil }
+
 // Forget implements Runner.
 func (r *InProcessRunner) Forget(opt *v1alpha1.Optimization) {
 	r.mu.Lock()

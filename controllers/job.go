@@ -19,17 +19,69 @@ import (
 	"routeopt.io/routeopt/solver"
 )
 
-// SolverServiceAccount is the ServiceAccount (and Role, RoleBinding) the solve
-// Jobs of a tenant namespace run as: it may read Optimizations, write their
-// status and write result ConfigMaps in that namespace, nothing else.
-const SolverServiceAccount = "routeopt-solver"
+// Inside a tenant namespace the manager acts through the RoleBinding that
+// `routeopt tenant create` makes to routeopt-manager-tenant (generated from
+// these markers): it creates each solve's Job and the identity the Job runs
+// as, reads the Job's pods to tell why one failed, and keeps the result and
+// geocoding-cache ConfigMaps. Nothing is cached: every read is direct.
+// +kubebuilder:rbac:roleName=routeopt-manager-tenant,groups=batch,resources=jobs,verbs=get;create;delete
+// +kubebuilder:rbac:roleName=routeopt-manager-tenant,groups="",resources=pods,verbs=list
+// +kubebuilder:rbac:roleName=routeopt-manager-tenant,groups="",resources=configmaps,verbs=get;create;update;patch
+// +kubebuilder:rbac:roleName=routeopt-manager-tenant,groups="",resources=serviceaccounts,verbs=create;delete
+// +kubebuilder:rbac:roleName=routeopt-manager-tenant,groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=create;delete
 
 // jobDeadlineMargin is added to the solver budget for geocoding, the matrix,
 // storing and pod start-up before Kubernetes kills a solve Job.
 const jobDeadlineMargin = 120
 
+// jobBackoffLimit bounds retries of pod failures that the pod failure policy
+// neither ignores (disruptions) nor fails at once (any exit of the solver).
+const jobBackoffLimit = 2
+
+// solverContainer names the solve container, for the pod failure policy.
+const solverContainer = "solve"
+
+// SolveResources are a solve pod's requests and limits. Memory requests
+// grow with the problem (a 500-order problem asks for MemoryRequest, an
+// empty one for a quarter of it); limits are fixed, since a solve that runs
+// out of memory fails for good.
+type SolveResources struct {
+	CPURequest, CPULimit       resource.Quantity
+	MemoryRequest, MemoryLimit resource.Quantity
+}
+
+// DefaultSolveResources fit the largest problem (500 orders) on two cores.
+func DefaultSolveResources() SolveResources {
+	return SolveResources{
+		CPURequest: resource.MustParse("1"), CPULimit: resource.MustParse("2"),
+		MemoryRequest: resource.MustParse("256Mi"), MemoryLimit: resource.MustParse("1Gi"),
+	}
+}
+
+// For sizes the resources for a problem of orders orders.
+func (r SolveResources) For(orders int) corev1.ResourceRequirements {
+	orders = min(max(orders, 0), maxOrders)
+	mem := r.MemoryRequest.Value() * int64(maxOrders+3*orders) / int64(4*maxOrders)
+	memory := resource.NewQuantity(mem, resource.BinarySI)
+	if memory.Cmp(r.MemoryLimit) > 0 {
+		limit := r.MemoryLimit.DeepCopy()
+		memory = &limit
+	}
+	req := corev1.ResourceList{corev1.ResourceCPU: r.CPURequest.DeepCopy(), corev1.ResourceMemory: *memory}
+	lim := corev1.ResourceList{corev1.ResourceMemory: r.MemoryLimit.DeepCopy()}
+	if !r.CPULimit.IsZero() {
+		lim[corev1.ResourceCPU] = r.CPULimit.DeepCopy()
+	}
+	return corev1.ResourceRequirements{Requests: req, Limits: lim}
+}
+
+// maxOrders is SPEC.md's largest optimization.
+const maxOrders = 500
+
 // JobRunner runs each solve as a batch/v1 Job executing `routeopt solve` from
-// the operator's own image; Jobs spread over the cluster's nodes.
+// the operator's own image; Jobs spread over the cluster's nodes. Each solve
+// runs as its own ServiceAccount, which may read its Optimization, write its
+// status and write its result ConfigMap, nothing else.
 type JobRunner struct {
 	Client client.Client
 	// Image is the operator's image, which contains the routeopt binary.
@@ -43,11 +95,27 @@ type JobRunner struct {
 	QueueName string
 	// TTLSecondsAfterFinished lets Kubernetes delete finished Jobs.
 	TTLSecondsAfterFinished int32
+	// Resources size the solve pods; the zero value means DefaultSolveResources.
+	Resources *SolveResources
 }
 
 // JobName is the deterministic name of opt's solve Job, so a retried create
-// is harmless.
+// is harmless. The solve's ServiceAccount, Role and RoleBinding share it.
 func JobName(opt *v1alpha1.Optimization) string { return opt.Name + "-solve" }
+
+// solveLabels mark everything made for opt's solve.
+func (r *JobRunner) solveLabels(opt *v1alpha1.Optimization) map[string]string {
+	labels := map[string]string{
+		v1alpha1.OptimizationLabel:     opt.Name,
+		"app.kubernetes.io/name":       "routeopt",
+		"app.kubernetes.io/component":  "solver",
+		"app.kubernetes.io/managed-by": "routeopt-controller",
+	}
+	if r.QueueName != "" {
+		labels["kueue.x-k8s.io/queue-name"] = r.QueueName
+	}
+	return labels
+}
 
 // ConstructJob builds the desired solve Job for opt. It is pure.
 func (r *JobRunner) ConstructJob(opt *v1alpha1.Optimization) *batchv1.Job {
@@ -59,43 +127,54 @@ func (r *JobRunner) ConstructJob(opt *v1alpha1.Optimization) *batchv1.Job {
 	if command == "" {
 		command = "/routeopt"
 	}
-	labels := map[string]string{
-		v1alpha1.OptimizationLabel:     opt.Name,
-		"app.kubernetes.io/name":       "routeopt",
-		"app.kubernetes.io/component":  "solver",
-		"app.kubernetes.io/managed-by": "routeopt-controller",
+	resources := DefaultSolveResources()
+	if r.Resources != nil {
+		resources = *r.Resources
 	}
-	if r.QueueName != "" {
-		labels["kueue.x-k8s.io/queue-name"] = r.QueueName
-	}
+	labels := r.solveLabels(opt)
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: JobName(opt), Namespace: opt.Namespace, Labels: labels},
 		Spec: batchv1.JobSpec{
-			BackoffLimit:            ptr.To[int32](0),
-			ActiveDeadlineSeconds:   ptr.To(int64(seconds + jobDeadlineMargin)),
+			BackoffLimit:          ptr.To[int32](jobBackoffLimit),
+			ActiveDeadlineSeconds: ptr.To(int64(seconds + jobDeadlineMargin)),
+			// A drained node or a preempted pod is not the solve's fault: run
+			// it again. Any exit of the solver itself (its own error, a crash,
+			// out of memory) would happen again: fail at once.
+			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
+				{
+					Action:          batchv1.PodFailurePolicyActionIgnore,
+					OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+				},
+				{
+					Action: batchv1.PodFailurePolicyActionFailJob,
+					OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+						ContainerName: ptr.To(solverContainer), Operator: batchv1.PodFailurePolicyOnExitCodesOpNotIn, Values: []int32{0},
+					},
+				},
+			}},
+			// Never two solver pods at once: a replacement starts only
+			// after the disrupted pod has stopped.
+			PodReplacementPolicy:    ptr.To(batchv1.Failed),
 			TTLSecondsAfterFinished: ptr.To(r.TTLSecondsAfterFinished),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
 				Spec: corev1.PodSpec{
 					RestartPolicy:                corev1.RestartPolicyNever,
-					ServiceAccountName:           SolverServiceAccount,
+					ServiceAccountName:           JobName(opt),
 					AutomountServiceAccountToken: ptr.To(true),
 					SecurityContext: &corev1.PodSecurityContext{
 						RunAsNonRoot:   ptr.To(true),
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 					},
 					Containers: []corev1.Container{{
-						Name:    "solve",
+						Name:    solverContainer,
 						Image:   r.Image,
 						Command: append([]string{command, "solve", "--namespace", opt.Namespace, "--name", opt.Name}, r.ExtraArgs...),
 						Env: []corev1.EnvVar{{
 							Name:      "GOMAXPROCS",
 							ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}},
 						}},
-						Resources: corev1.ResourceRequirements{
-							Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("256Mi")},
-							Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1Gi")},
-						},
+						Resources:                resources.For(len(opt.Spec.Orders)),
 						TerminationMessagePath:   solver.TerminationMessagePath,
 						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						SecurityContext: &corev1.SecurityContext{
@@ -111,42 +190,46 @@ func (r *JobRunner) ConstructJob(opt *v1alpha1.Optimization) *batchv1.Job {
 	return job
 }
 
-// Start implements Runner: it makes sure the namespace's solver identity
-// exists, then creates the Job (an existing one is kept).
-func (r *JobRunner) Start(ctx context.Context, opt *v1alpha1.Optimization) error {
-	if err := r.ensureSolverIdentity(ctx, opt.Namespace); err != nil {
-		return err
+// SolveRole is what opt's solve may do, by name: read its Optimization,
+// patch its status, read and patch its result ConfigMap, and read the
+// tenant's geocoding cache (new answers go into its own ConfigMap; the
+// controller merges them). Another optimization's objects stay out of reach.
+func SolveRole(opt *v1alpha1.Optimization) []rbacv1.PolicyRule {
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"optimizations"}, ResourceNames: []string{opt.Name}, Verbs: []string{"get"}},
+		{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"optimizations/status"}, ResourceNames: []string{opt.Name}, Verbs: []string{"patch"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{opt.ResultConfigMapName()}, Verbs: []string{"get", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{solver.GeocodeCacheConfigMap}, Verbs: []string{"get"}},
 	}
-	job := r.ConstructJob(opt)
-	if err := controllerutil.SetControllerReference(opt, job, r.Client.Scheme()); err != nil {
-		return fmt.Errorf("unable to own solve job: %w", err)
-	}
-	if err := r.Client.Create(ctx, job); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("unable to create solve job: %w", err)
-	}
-	return nil
 }
 
-// ensureSolverIdentity creates the ServiceAccount, Role and RoleBinding that
-// solve Jobs of namespace run with.
-func (r *JobRunner) ensureSolverIdentity(ctx context.Context, namespace string) error {
-	meta := metav1.ObjectMeta{Name: SolverServiceAccount, Namespace: namespace, Labels: map[string]string{"app.kubernetes.io/managed-by": "routeopt-controller"}}
-	objs := []client.Object{
-		&corev1.ServiceAccount{ObjectMeta: meta},
-		&rbacv1.Role{ObjectMeta: meta, Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"optimizations"}, Verbs: []string{"get"}},
-			{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"optimizations/status"}, Verbs: []string{"get", "patch", "update"}},
-			{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "update"}},
-		}},
+// identity is opt's solve identity: a ServiceAccount, a Role of SolveRole
+// and the RoleBinding between them, all owned by opt.
+func (r *JobRunner) identity(opt *v1alpha1.Optimization) []client.Object {
+	meta := func() metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: JobName(opt), Namespace: opt.Namespace, Labels: r.solveLabels(opt)}
+	}
+	return []client.Object{
+		// The token is mounted into the solve pod only (the pod asks for it).
+		&corev1.ServiceAccount{ObjectMeta: meta(), AutomountServiceAccountToken: ptr.To(false)},
+		&rbacv1.Role{ObjectMeta: meta(), Rules: SolveRole(opt)},
 		&rbacv1.RoleBinding{
-			ObjectMeta: meta,
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: SolverServiceAccount},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: SolverServiceAccount, Namespace: namespace}},
+			ObjectMeta: meta(),
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: JobName(opt)},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: JobName(opt), Namespace: opt.Namespace}},
 		},
 	}
-	for _, obj := range objs {
+}
+
+// Start implements Runner: it creates the solve's identity, then the Job
+// (existing ones are kept), each owned by opt.
+func (r *JobRunner) Start(ctx context.Context, opt *v1alpha1.Optimization) error {
+	for _, obj := range append(r.identity(opt), r.ConstructJob(opt)) {
+		if err := controllerutil.SetControllerReference(opt, obj, r.Client.Scheme()); err != nil {
+			return fmt.Errorf("unable to own solve %T: %w", obj, err)
+		}
 		if err := r.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("unable to create solver %T: %w", obj, err)
+			return fmt.Errorf("unable to create solve %T: %w", obj, err)
 		}
 	}
 	return nil
@@ -219,7 +302,19 @@ func (r *JobRunner) Stop(ctx context.Context, opt *v1alpha1.Optimization) error 
 	return nil
 }
 
-// Forget implements Runner; finished Jobs are removed by their TTL.
+// Finish implements Runner: the solve's identity goes at once, so a pod
+// still running after a cancel can write nothing more; the finished Job
+// is removed by its TTL.
+func (r *JobRunner) Finish(ctx context.Context, opt *v1alpha1.Optimization) error {
+	for _, obj := range r.identity(opt) {
+		if err := r.Client.Delete(ctx, obj); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("unable to delete solve %T: %w", obj, err)
+		}
+	}
+	return nil
+}
+
+// Forget implements Runner; a Job runner keeps nothing in memory.
 func (r *JobRunner) Forget(*v1alpha1.Optimization) {}
 
 var _ Runner = &JobRunner{}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -39,27 +38,29 @@ type OptimizationReconciler struct {
 	// Retention deletes terminal optimizations (and, by ownership, their
 	// results) this long after they finished; 0 keeps them.
 	Retention time.Duration
+	// GeocodeCacheTTL is how long the tenant's geocoding answers are kept
+	// when a solve's new answers are merged into them; 0 means the default.
+	GeocodeCacheTTL time.Duration
 }
 
 // queuePoll is how often a queued optimization checks for a free slot.
 const queuePoll = time.Second
 
+// runningPoll is how often a running solve is looked at: Jobs are read
+// directly rather than watched across the cluster.
+const runningPoll = time.Second
+
 // staleRequeue is how soon an optimization whose cached copy was stale is
 // looked at again; the cache catches up within milliseconds.
 const staleRequeue = 100 * time.Millisecond
 
-// +kubebuilder:rbac:groups=routeopt.io,resources=optimizations,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=routeopt.io,resources=optimizations/status,verbs=get;update;patch
+// The manager's cluster-wide permissions are routeopt's own kinds, reading
+// namespaces (to know tenants) and recording events; everything else it
+// does happens inside tenant namespaces (see job.go) or its own namespace.
+// +kubebuilder:rbac:groups=routeopt.io,resources=optimizations,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=routeopt.io,resources=optimizations/status,verbs=get;patch
 // +kubebuilder:rbac:groups=routeopt.io,resources=optimizations/finalizers,verbs=update
-// +kubebuilder:rbac:groups=routeopt.io,resources=webhookendpoints,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=routeopt.io,resources=webhookendpoints/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch;create
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile moves one Optimization a step forward.
@@ -104,9 +105,16 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 		if err := r.Runner.Stop(ctx, opt); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateCancelled, reason: v1alpha1.ReasonCancelled, message: "Cancelled by the caller"})
+		return ctrl.Result{}, r.finish(ctx, opt, transition{state: v1alpha1.StateCancelled, reason: v1alpha1.ReasonCancelled, message: "Cancelled by the caller"})
 
 	case state == "":
+		if msg, err := r.notTenant(ctx, opt.Namespace); err != nil || msg != "" {
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateFailed, reason: v1alpha1.ReasonFailed, message: msg,
+				failure: &solver.Failure{Code: v1alpha1.ErrorInternal, Message: msg}})
+		}
 		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateQueued, reason: v1alpha1.ReasonQueued, message: "Waiting for a solver"})
 
 	case state == v1alpha1.StateQueued:
@@ -123,7 +131,7 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 		if err := r.apply(ctx, opt, transition{state: v1alpha1.StateRunning, reason: v1alpha1.ReasonStarted, message: "Handed to the solver"}); err != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, r.Runner.Start(ctx, opt)
+		return ctrl.Result{RequeueAfter: runningPoll}, r.start(ctx, opt)
 	}
 
 	// Running: ask the runner.
@@ -144,13 +152,50 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 			return ctrl.Result{RequeueAfter: staleRequeue}, nil
 		}
 		ctrl.LoggerFrom(ctx).Info("Restarting solve that no runner knows of")
-		return ctrl.Result{}, r.Runner.Start(ctx, fresh)
+		return ctrl.Result{RequeueAfter: runningPoll}, r.start(ctx, fresh)
 	case PhaseSucceeded:
-		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateCompleted, reason: v1alpha1.ReasonCompleted, message: "The result is ready"})
+		return ctrl.Result{}, r.finish(ctx, opt, transition{state: v1alpha1.StateCompleted, reason: v1alpha1.ReasonCompleted, message: "The result is ready"})
 	case PhaseFailed:
-		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateFailed, failure: out.Failure, reason: v1alpha1.ReasonFailed, message: out.Failure.Message})
+		return ctrl.Result{}, r.finish(ctx, opt, transition{state: v1alpha1.StateFailed, failure: out.Failure, reason: v1alpha1.ReasonFailed, message: out.Failure.Message})
 	}
-	return ctrl.Result{}, nil
+	return ctrl.Result{RequeueAfter: runningPoll}, nil
+}
+
+// notTenant tells why namespace cannot run solves (routeopt acts only in
+// onboarded tenant namespaces), or "" when it can.
+func (r *OptimizationReconciler) notTenant(ctx context.Context, namespace string) (string, error) {
+	ns := &corev1.Namespace{}
+	err := r.Client.Get(ctx, client.ObjectKey{Name: namespace}, ns)
+	if apierrors.IsNotFound(err) || (err == nil && ns.Labels[v1alpha1.TenantLabel] == "") {
+		return fmt.Sprintf("namespace %s is not a routeopt tenant: create optimizations in a tenant's namespace (routeopt tenant create)", namespace), nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("unable to read namespace %s: %w", namespace, err)
+	}
+	return "", nil
+}
+
+// start prepares opt's result ConfigMap, which the solve may only patch,
+// and hands opt to the runner.
+func (r *OptimizationReconciler) start(ctx context.Context, opt *v1alpha1.Optimization) error {
+	if err := solver.EnsureResultConfigMap(ctx, r.Client, opt); err != nil {
+		return err
+	}
+	return r.Runner.Start(ctx, opt)
+}
+
+// finish releases what opt's solve held (its identity; the geocoding
+// answers it found go into the tenant's cache), then writes t. Both steps
+// are safe to repeat when the write has to be retried.
+func (r *OptimizationReconciler) finish(ctx context.Context, opt *v1alpha1.Optimization, t transition) error {
+	if err := r.Runner.Finish(ctx, opt); err != nil {
+		return err
+	}
+	if err := solver.MergeGeocodeCache(ctx, r.Client, opt, r.GeocodeCacheTTL, r.Clock.Now()); err != nil {
+		// Losing them costs a second lookup next time, not this result.
+		ctrl.LoggerFrom(ctx).Info("Unable to merge geocoding answers into the tenant's cache", "error", err.Error())
+	}
+	return r.apply(ctx, opt, t)
 }
 
 // hasSlot reports whether opt may start now: fewer than MaxConcurrent
@@ -270,11 +315,12 @@ func (r *OptimizationReconciler) apply(ctx context.Context, opt *v1alpha1.Optimi
 }
 
 // SetupWithManager registers the reconciler. Finished in-process solves
-// arrive on solveEvents (nil for the Job runner, whose Jobs are watched).
+// arrive on solveEvents (nil for the Job runner).
 func (r *OptimizationReconciler) SetupWithManager(mgr ctrl.Manager, solveEvents <-chan event.GenericEvent) error {
+	// Jobs are not watched: that would need a cluster-wide watch of every
+	// Job; running solves are read directly every runningPoll instead.
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Optimization{}).
-		Owns(&batchv1.Job{}).
 		Named("optimization")
 	if solveEvents != nil {
 		b = b.WatchesRawSource(source.Channel(solveEvents, &handler.EnqueueRequestForObject{}))

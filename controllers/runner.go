@@ -40,6 +40,11 @@ type Runner interface {
 	Observe(ctx context.Context, opt *v1alpha1.Optimization) (Outcome, error)
 	// Stop cancels the solve of opt and forgets it; stopping an unknown one does nothing.
 	Stop(ctx context.Context, opt *v1alpha1.Optimization) error
-	// Forget drops what the runner keeps about a finished solve.
+	// Finish releases what the runner made for opt's solve once it has
+	// ended, before the terminal state is written (and again if that write
+	// is retried).
+	Finish(ctx context.Context, opt *v1alpha1.Optimization) error
+	// Forget drops what the runner keeps in memory about a solve whose
+	// terminal state is stored.
 	Forget(opt *v1alpha1.Optimization)
 }

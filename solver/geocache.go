@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver/geocode"
 )
 
@@ -28,13 +28,21 @@ const GeocodeCacheConfigMap = "routeopt-geocode-cache"
 // the oldest answers go first.
 const geocodeCacheMaxBytes = 800 << 10
 
-// configMapStore is a geocode.Store over the tenant's cache ConfigMap: read
-// once at the start of the geocoding stage, written once at its end. Keys
-// are hashed, since addresses are neither valid ConfigMap keys nor worth
-// showing in plain text.
+// PendingGeocodesKey is the key of a solve's result ConfigMap that holds the
+// geocoding answers it found and the tenant's cache does not have yet. A
+// solve may write only its own ConfigMap; the controller merges these into
+// the tenant's cache when the optimization ends (MergeGeocodeCache).
+const PendingGeocodesKey = "geocoded.json"
+
+// configMapStore is a geocode.Store over the tenant's cache ConfigMap, read
+// once at the start of the geocoding stage, and the solve's own pending
+// answers, which an earlier attempt of the same solve (a retried pod) may
+// have left. New answers are written with save into the solve's own
+// ConfigMap. Keys are hashed, since addresses are neither valid ConfigMap
+// keys nor worth showing in plain text.
 type configMapStore struct {
-	c         client.Client
-	namespace string
+	c   client.Client
+	opt *v1alpha1.Optimization
 
 	mu      sync.Mutex
 	entries map[string]geocode.Entry
@@ -46,24 +54,48 @@ func cacheKeyHash(key string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// loadGeocodeCache reads the tenant's cache; a missing ConfigMap is empty.
-func loadGeocodeCache(ctx context.Context, c client.Client, namespace string) (*configMapStore, error) {
-	s := &configMapStore{c: c, namespace: namespace, entries: map[string]geocode.Entry{}, added: map[string]geocode.Entry{}}
-	cm := &corev1.ConfigMap{}
-	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: GeocodeCacheConfigMap}, cm)
-	if apierrors.IsNotFound(err) {
-		return s, nil
-	}
+// loadGeocodeCache reads the tenant's cache and opt's pending answers; a
+// missing ConfigMap is empty.
+func loadGeocodeCache(ctx context.Context, c client.Client, opt *v1alpha1.Optimization) (*configMapStore, error) {
+	s := &configMapStore{c: c, opt: opt, entries: map[string]geocode.Entry{}, added: map[string]geocode.Entry{}}
+	cache, err := getConfigMap(ctx, c, opt.Namespace, GeocodeCacheConfigMap)
 	if err != nil {
 		return nil, fmt.Errorf("unable to read the geocoding cache: %w", err)
 	}
-	for k, v := range cm.Data {
+	for k, v := range cache.Data {
 		var e geocode.Entry
 		if json.Unmarshal([]byte(v), &e) == nil {
 			s.entries[k] = e
 		}
 	}
+	own, err := getConfigMap(ctx, c, opt.Namespace, opt.ResultConfigMapName())
+	if err != nil {
+		return nil, fmt.Errorf("unable to read the solve's geocoding answers: %w", err)
+	}
+	for k, e := range pendingGeocodes(own) {
+		s.entries[k] = e
+		s.added[k] = e
+	}
 	return s, nil
+}
+
+// getConfigMap reads a ConfigMap; a missing one is empty.
+func getConfigMap(ctx context.Context, c client.Client, namespace, name string) (*corev1.ConfigMap, error) {
+	cm := &corev1.ConfigMap{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, cm)
+	if apierrors.IsNotFound(err) {
+		return &corev1.ConfigMap{}, nil
+	}
+	return cm, err
+}
+
+// pendingGeocodes decodes the answers a solve left in its ConfigMap.
+func pendingGeocodes(cm *corev1.ConfigMap) map[string]geocode.Entry {
+	out := map[string]geocode.Entry{}
+	if raw, ok := cm.Data[PendingGeocodesKey]; ok {
+		_ = json.Unmarshal([]byte(raw), &out) // a damaged record costs lookups, not the solve
+	}
+	return out
 }
 
 // Get implements geocode.Store.
@@ -84,34 +116,59 @@ func (s *configMapStore) Put(_ context.Context, key string, e geocode.Entry) err
 	return nil
 }
 
-// save merges the new answers into the ConfigMap, dropping entries older
-// than ttl and the oldest ones past the size bound.
-func (s *configMapStore) save(ctx context.Context, ttl time.Duration, now time.Time) error {
+// save writes the new answers into the solve's own ConfigMap.
+func (s *configMapStore) save(ctx context.Context) error {
 	s.mu.Lock()
-	added := maps.Clone(s.added)
+	raw, err := json.Marshal(s.added)
+	n := len(s.added)
 	s.mu.Unlock()
-	if len(added) == 0 {
+	if err != nil || n == 0 {
+		return err
+	}
+	return patchResultConfigMap(ctx, s.c, s.opt, map[string]any{"data": map[string]any{PendingGeocodesKey: string(raw)}})
+}
+
+// MergeGeocodeCache moves the answers opt's solve found into the tenant's
+// cache, dropping entries older than ttl (0: the default) and the oldest
+// past the size bound, then removes them from opt's ConfigMap. It is safe
+// to repeat.
+func MergeGeocodeCache(ctx context.Context, c client.Client, opt *v1alpha1.Optimization, ttl time.Duration, now time.Time) error {
+	if ttl <= 0 {
+		ttl = geocode.DefaultCacheTTL
+	}
+	own, err := getConfigMap(ctx, c, opt.Namespace, opt.ResultConfigMapName())
+	if err != nil {
+		return err
+	}
+	added := pendingGeocodes(own)
+	if _, ok := own.Data[PendingGeocodesKey]; !ok {
 		return nil
 	}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cm := &corev1.ConfigMap{}
-		err := s.c.Get(ctx, client.ObjectKey{Namespace: s.namespace, Name: GeocodeCacheConfigMap}, cm)
-		create := apierrors.IsNotFound(err)
-		if err != nil && !create {
-			return err
+	if len(added) > 0 {
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cm := &corev1.ConfigMap{}
+			err := c.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: GeocodeCacheConfigMap}, cm)
+			create := apierrors.IsNotFound(err)
+			if err != nil && !create {
+				return err
+			}
+			if create {
+				cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+					Name: GeocodeCacheConfigMap, Namespace: opt.Namespace,
+					Labels: map[string]string{"app.kubernetes.io/managed-by": "routeopt"},
+				}}
+			}
+			cm.Data = prune(cm.Data, added, ttl, now)
+			if create {
+				return c.Create(ctx, cm)
+			}
+			return c.Update(ctx, cm)
+		})
+		if err != nil {
+			return fmt.Errorf("unable to update the geocoding cache: %w", err)
 		}
-		if create {
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
-				Name: GeocodeCacheConfigMap, Namespace: s.namespace,
-				Labels: map[string]string{"app.kubernetes.io/managed-by": "routeopt"},
-			}}
-		}
-		cm.Data = prune(cm.Data, added, ttl, now)
-		if create {
-			return s.c.Create(ctx, cm)
-		}
-		return s.c.Update(ctx, cm)
-	})
+	}
+	return patchResultConfigMap(ctx, c, opt, map[string]any{"data": map[string]any{PendingGeocodesKey: nil}})
 }
 
 // prune merges added into data, drops expired entries and, past the size

@@ -210,7 +210,7 @@ func (s *solve) geocode(ctx context.Context) (*located, error) {
 	var store *configMapStore
 	if !noGeocoder {
 		var err error
-		if store, err = loadGeocodeCache(ctx, s.p.Client, s.opt.Namespace); err != nil {
+		if store, err = loadGeocodeCache(ctx, s.p.Client, s.opt); err != nil {
 			return nil, err
 		}
 		g = &geocode.Cached{Next: g, Store: store, TTL: s.p.geocodeCacheTTL(), Tenant: s.opt.Namespace}
@@ -275,9 +275,9 @@ func (s *solve) geocode(ctx context.Context) (*located, error) {
 		})
 	}
 	if store != nil {
-		// A cache that cannot be written costs a second lookup next time, not this solve.
-		if err := store.save(ctx, s.p.geocodeCacheTTL(), time.Now()); err != nil && ctx.Err() == nil {
-			ctrl.LoggerFrom(ctx).Info("Unable to save the geocoding cache", "error", err.Error())
+		// Answers that cannot be kept cost a second lookup next time, not this solve.
+		if err := store.save(ctx); err != nil && ctx.Err() == nil {
+			ctrl.LoggerFrom(ctx).Info("Unable to keep the geocoding answers", "error", err.Error())
 		}
 	}
 	return in, nil

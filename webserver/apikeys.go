@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"math/big"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,10 +19,12 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 )
 
-// API keys are Secrets of type SecretTypeAPIKey in the tenant namespace.
-// They hold the SHA-256 of the key, never the key; the key id label (a
-// prefix of that hash) lets the server find the Secret with a label-filtered
-// lookup instead of listing every Secret.
+// API keys are Secrets of type SecretTypeAPIKey in the operator's namespace
+// (never a tenant's, so the internet-facing API needs Secret access in one
+// namespace only), labelled with their tenant. They hold the SHA-256 of the
+// key, never the key; the key id label (a prefix of that hash) lets the
+// server find the Secret with a label-filtered lookup instead of listing
+// every Secret.
 const (
 	SecretTypeAPIKey corev1.SecretType = "routeopt.io/api-key"
 	// APIKeyIDLabel holds the key id: the first 16 hex digits of the key's SHA-256.
@@ -31,7 +35,11 @@ const (
 	apiKeyHashField   = "sha256"
 	apiKeyScopesField = "scopes"
 	companyNameAnnot  = v1alpha1.TenantDisplayNameAnnotation
+	keyNameAnnot      = "routeopt.io/api-key-name"
+	keyPrefixAnnot    = "routeopt.io/api-key-prefix"
 	keyIDLength       = 16
+	// keyPrefixChars of the random part are shown, so a person can tell keys apart.
+	keyPrefixChars = 4
 )
 
 // Scopes of API-DECISIONS.md.
@@ -71,20 +79,22 @@ func wellFormedKey(key string) bool {
 // KeyID is the label value that finds key's Secret.
 func KeyID(key string) string { return hashKey(key)[:keyIDLength] }
 
-// Authenticate finds the Principal of key through reader (a cache restricted
-// to API key Secrets in production). It returns nil for an unknown key.
-func Authenticate(ctx context.Context, reader client.Reader, key string) (*Principal, error) {
+// Authenticate finds the Principal of key among the key Secrets of
+// namespace (the operator's) through reader, a cache restricted to them in
+// production. It returns nil for an unknown key.
+func Authenticate(ctx context.Context, reader client.Reader, namespace, key string) (*Principal, error) {
 	if !wellFormedKey(key) {
 		return nil, nil
 	}
 	secrets := &corev1.SecretList{}
-	if err := reader.List(ctx, secrets, client.MatchingLabels{APIKeyIDLabel: KeyID(key)}); err != nil {
+	if err := reader.List(ctx, secrets, client.InNamespace(namespace), client.MatchingLabels{APIKeyIDLabel: KeyID(key)}); err != nil {
 		return nil, err
 	}
 	want := []byte(hashKey(key))
 	for i := range secrets.Items {
 		s := &secrets.Items[i]
-		if s.Type != SecretTypeAPIKey || !s.DeletionTimestamp.IsZero() {
+		tenant := s.Labels[v1alpha1.TenantLabel]
+		if s.Type != SecretTypeAPIKey || !s.DeletionTimestamp.IsZero() || tenant == "" {
 			continue
 		}
 		if subtle.ConstantTimeCompare(s.Data[apiKeyHashField], want) != 1 {
@@ -92,8 +102,8 @@ func Authenticate(ctx context.Context, reader client.Reader, key string) (*Princ
 		}
 		return &Principal{
 			KeyID:       KeyID(key),
-			Namespace:   s.Namespace,
-			CompanyID:   s.Labels[v1alpha1.TenantLabel],
+			Namespace:   v1alpha1.TenantNamespace(tenant),
+			CompanyID:   tenant,
 			CompanyName: s.Annotations[companyNameAnnot],
 			Scopes:      strings.Split(string(s.Data[apiKeyScopesField]), ","),
 		}, nil
@@ -101,67 +111,189 @@ func Authenticate(ctx context.Context, reader client.Reader, key string) (*Princ
 	return nil, nil
 }
 
-// TenantNamespace is the namespace of company id.
-func TenantNamespace(companyID string) string { return "tenant-" + companyID }
-
-// EnsureTenant creates the namespace of a company, labelled as a tenant.
-func EnsureTenant(ctx context.Context, c client.Client, companyID, companyName string) (string, error) {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name:        TenantNamespace(companyID),
-		Labels:      map[string]string{v1alpha1.TenantLabel: companyID},
-		Annotations: map[string]string{v1alpha1.TenantDisplayNameAnnotation: companyName},
-	}}
-	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
-		return "", fmt.Errorf("unable to create tenant namespace: %w", err)
-	}
-	return ns.Name, nil
+// APIKeySpec describes a key to create.
+type APIKeySpec struct {
+	// Namespace is the operator's namespace, where every key Secret lives.
+	Namespace string
+	// Tenant is the company id the key speaks for.
+	Tenant string
+	// CompanyName is the company's display name, shown by /v1/me.
+	CompanyName string
+	// Name tells people what the key is for.
+	Name string
+	// Scopes the key grants; each one of AllScopes.
+	Scopes []string
+	// Key registers this key instead of a random one (dev mode's --api-key).
+	Key string
 }
 
-// CreateAPIKey makes a new key for the company in its namespace and returns
-// it; the key is not stored and cannot be shown again. With key non-empty
-// that key is registered instead of a random one (dev mode's --api-key).
-func CreateAPIKey(ctx context.Context, c client.Client, companyID, companyName string, scopes []string, key string) (string, error) {
-	for _, s := range scopes {
+// APIKeyInfo is what may be shown of a stored key: never the key itself.
+type APIKeyInfo struct {
+	ID        string
+	Tenant    string
+	Name      string
+	Prefix    string
+	Scopes    []string
+	CreatedAt time.Time
+}
+
+// CreateAPIKey stores a new key as spec says and returns it; the key is not
+// stored and cannot be shown again. Registering the same fixed key twice
+// (a dev-mode restart) answers the key again.
+func CreateAPIKey(ctx context.Context, c client.Client, spec APIKeySpec) (string, APIKeyInfo, error) {
+	if spec.Namespace == "" || spec.Tenant == "" {
+		return "", APIKeyInfo{}, errors.New("an API key needs the operator namespace and a tenant")
+	}
+	if len(spec.Scopes) == 0 {
+		return "", APIKeyInfo{}, fmt.Errorf("an API key needs at least one scope (known: %s)", strings.Join(AllScopes, ", "))
+	}
+	for _, s := range spec.Scopes {
 		if !slices.Contains(AllScopes, s) {
-			return "", fmt.Errorf("unknown scope %q (known: %s)", s, strings.Join(AllScopes, ", "))
+			return "", APIKeyInfo{}, fmt.Errorf("unknown scope %q (known: %s)", s, strings.Join(AllScopes, ", "))
 		}
 	}
+	key := spec.Key
 	if key == "" {
 		var err error
 		if key, err = newAPIKey(); err != nil {
-			return "", err
+			return "", APIKeyInfo{}, err
 		}
 	} else if !wellFormedKey(key) {
-		return "", fmt.Errorf("an API key starts with %s and has 20 to %d more characters", APIKeyPrefix, 200-len(APIKeyPrefix))
-	}
-	ns, err := EnsureTenant(ctx, c, companyID, companyName)
-	if err != nil {
-		return "", err
+		return "", APIKeyInfo{}, fmt.Errorf("an API key starts with %s and has 20 to %d more characters", APIKeyPrefix, 200-len(APIKeyPrefix))
 	}
 	id := KeyID(key)
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        "apikey-" + id,
-			Namespace:   ns,
-			Labels:      map[string]string{APIKeyIDLabel: id, v1alpha1.TenantLabel: companyID},
-			Annotations: map[string]string{companyNameAnnot: companyName},
+			Name:      apiKeySecretName(id),
+			Namespace: spec.Namespace,
+			Labels:    map[string]string{APIKeyIDLabel: id, v1alpha1.TenantLabel: spec.Tenant},
+			Annotations: map[string]string{
+				companyNameAnnot: spec.CompanyName,
+				keyNameAnnot:     spec.Name,
+				keyPrefixAnnot:   key[:len(APIKeyPrefix)+keyPrefixChars],
+			},
 		},
 		Type: SecretTypeAPIKey,
 		Data: map[string][]byte{
 			apiKeyHashField:   []byte(hashKey(key)),
-			apiKeyScopesField: []byte(strings.Join(scopes, ",")),
+			apiKeyScopesField: []byte(strings.Join(spec.Scopes, ",")),
 		},
 	}
 	if err := c.Create(ctx, secret); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			existing := &corev1.Secret{}
-			if gerr := c.Get(ctx, client.ObjectKeyFromObject(secret), existing); gerr == nil && string(existing.Data[apiKeyHashField]) == hashKey(key) {
-				return key, nil // the same key registered before (dev restart)
+			if gerr := c.Get(ctx, client.ObjectKeyFromObject(secret), existing); gerr == nil &&
+				string(existing.Data[apiKeyHashField]) == hashKey(key) && existing.Labels[v1alpha1.TenantLabel] == spec.Tenant {
+				return key, apiKeyInfo(existing), nil
 			}
 		}
-		return "", fmt.Errorf("unable to store API key: %w", err)
+		return "", APIKeyInfo{}, fmt.Errorf("unable to store API key: %w", err)
 	}
-	return key, nil
+	return key, apiKeyInfo(secret), nil
+}
+
+func apiKeySecretName(id string) string { return "apikey-" + id }
+
+func apiKeyInfo(s *corev1.Secret) APIKeyInfo {
+	return APIKeyInfo{
+		ID:        s.Labels[APIKeyIDLabel],
+		Tenant:    s.Labels[v1alpha1.TenantLabel],
+		Name:      s.Annotations[keyNameAnnot],
+		Prefix:    s.Annotations[keyPrefixAnnot],
+		Scopes:    strings.Split(string(s.Data[apiKeyScopesField]), ","),
+		CreatedAt: s.CreationTimestamp.Time,
+	}
+}
+
+// ListAPIKeys lists the keys of tenant stored in namespace, oldest first.
+func ListAPIKeys(ctx context.Context, reader client.Reader, namespace, tenant string) ([]APIKeyInfo, error) {
+	secrets := &corev1.SecretList{}
+	if err := reader.List(ctx, secrets, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.TenantLabel: tenant}, client.HasLabels{APIKeyIDLabel}); err != nil {
+		return nil, fmt.Errorf("unable to list API keys: %w", err)
+	}
+	out := make([]APIKeyInfo, 0, len(secrets.Items))
+	for i := range secrets.Items {
+		if secrets.Items[i].Type == SecretTypeAPIKey {
+			out = append(out, apiKeyInfo(&secrets.Items[i]))
+		}
+	}
+	slices.SortFunc(out, func(a, b APIKeyInfo) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// ErrAPIKeyNotFound: no key of that id belongs to the tenant.
+var ErrAPIKeyNotFound = errors.New("no such API key")
+
+// RevokeAPIKey deletes key id of tenant; a key of another tenant is
+// ErrAPIKeyNotFound, as is an unknown one.
+func RevokeAPIKey(ctx context.Context, c client.Client, namespace, tenant, id string) error {
+	secret := &corev1.Secret{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: apiKeySecretName(id)}, secret)
+	if apierrors.IsNotFound(err) || (err == nil && (secret.Type != SecretTypeAPIKey || secret.Labels[v1alpha1.TenantLabel] != tenant)) {
+		return ErrAPIKeyNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("unable to read API key: %w", err)
+	}
+	err = c.Delete(ctx, secret, client.Preconditions{UID: &secret.UID})
+	if apierrors.IsNotFound(err) {
+		return ErrAPIKeyNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("unable to revoke API key: %w", err)
+	}
+	return nil
+}
+
+// MigrateAPIKeys moves key Secrets that earlier versions kept in tenant
+// namespaces into namespace (the operator's), so the API needs Secret
+// access there alone. Each is copied, then the old one deleted; running it
+// again after an interruption finishes the job. It returns how many moved.
+// It needs cluster-wide Secret access: the platform team runs it, never
+// routeopt's own components.
+func MigrateAPIKeys(ctx context.Context, c client.Client, namespace string) (int, error) {
+	secrets := &corev1.SecretList{}
+	if err := c.List(ctx, secrets, client.MatchingFields{"type": string(SecretTypeAPIKey)}); err != nil {
+		return 0, fmt.Errorf("unable to list API keys: %w", err)
+	}
+	moved := 0
+	for i := range secrets.Items {
+		old := &secrets.Items[i]
+		if old.Namespace == namespace {
+			continue
+		}
+		tenant := old.Labels[v1alpha1.TenantLabel]
+		if tenant == "" {
+			tenant = strings.TrimPrefix(old.Namespace, v1alpha1.TenantNamespacePrefix)
+		}
+		id := old.Labels[APIKeyIDLabel]
+		if id == "" || len(old.Data[apiKeyHashField]) == 0 {
+			continue
+		}
+		copied := &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        apiKeySecretName(id),
+				Namespace:   namespace,
+				Labels:      map[string]string{APIKeyIDLabel: id, v1alpha1.TenantLabel: tenant},
+				Annotations: old.Annotations,
+			},
+			Type: SecretTypeAPIKey,
+			Data: old.Data,
+		}
+		if err := c.Create(ctx, copied); err != nil && !apierrors.IsAlreadyExists(err) {
+			return moved, fmt.Errorf("unable to move API key %s of %s: %w", id, old.Namespace, err)
+		}
+		if err := c.Delete(ctx, old); client.IgnoreNotFound(err) != nil {
+			return moved, fmt.Errorf("unable to delete API key %s from %s: %w", id, old.Namespace, err)
+		}
+		moved++
+	}
+	return moved, nil
 }
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

@@ -37,7 +37,7 @@ func FuzzCreateOptimization(f *testing.F) {
 	_ = v1alpha1.AddToScheme(scheme)
 	key := "svc_sk_fuzzfuzzfuzzfuzzfuzzfuzzfuzzfuzzfuzzfuzzfuz"
 	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "apikey-fuzz", Namespace: "tenant-fuzz", Labels: map[string]string{APIKeyIDLabel: KeyID(key)}},
+		ObjectMeta: metav1.ObjectMeta{Name: "apikey-fuzz", Namespace: v1alpha1.DefaultOperatorNamespace, Labels: map[string]string{APIKeyIDLabel: KeyID(key), v1alpha1.TenantLabel: "fuzz"}},
 		Type:       SecretTypeAPIKey,
 		Data:       map[string][]byte{apiKeyHashField: []byte(hashKey(key)), apiKeyScopesField: []byte(ScopeOptimizationsWrite)},
 	}

@@ -38,7 +38,18 @@ type Options struct {
 	RateLimit float64
 	// RateBurst is the bucket size of the per-key rate limit.
 	RateBurst int
+	// OperatorNamespace holds the API key Secrets; routeopt-system when empty.
+	OperatorNamespace string
 }
+
+// The REST API's permissions, generated into config/rbac/api_role.yaml.
+// Optimizations are routeopt's own kind: one informer over every tenant,
+// create, and cancel by patch. API key Secrets live in the operator's
+// namespace only. Inside a tenant namespace (through the RoleBinding
+// `routeopt tenant create` makes) the API reads result ConfigMaps, by name.
+// +kubebuilder:rbac:groups=routeopt.io,resources=optimizations,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups="",namespace=routeopt-system,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:roleName=routeopt-api-tenant,groups="",resources=configmaps,verbs=get
 
 // Server holds what handlers need.
 type Server struct {
@@ -61,6 +72,9 @@ type Server struct {
 func New(c client.Client, apiReader, keys client.Reader, log logr.Logger, opts Options) *Server {
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = 5 << 20
+	}
+	if opts.OperatorNamespace == "" {
+		opts.OperatorNamespace = v1alpha1.DefaultOperatorNamespace
 	}
 	if opts.RequestTimeout == 0 {
 		opts.RequestTimeout = 1500 * time.Millisecond
@@ -159,7 +173,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	p, err := Authenticate(ctx, s.keys, strings.TrimSpace(key))
+	p, err := Authenticate(ctx, s.keys, s.opts.OperatorNamespace, strings.TrimSpace(key))
 	if err != nil {
 		abortKube(c, err, "API key")
 		return

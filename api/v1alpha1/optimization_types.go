@@ -6,10 +6,6 @@ import (
 
 // Labels and annotations the service puts on its objects.
 const (
-	// TenantLabel marks a namespace as a routeopt tenant (company).
-	TenantLabel = "routeopt.io/tenant"
-	// TenantDisplayNameAnnotation holds a tenant namespace's company name.
-	TenantDisplayNameAnnotation = "routeopt.io/display-name"
 	// IdempotencyKeyHashAnnotation holds the SHA-256 of the Idempotency-Key an
 	// Optimization was created with (the key itself is not stored).
 	IdempotencyKeyHashAnnotation = "routeopt.io/idempotency-key-sha256"

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"context"
 	"net/http"
 	"testing"
 
@@ -29,10 +28,7 @@ func TestAuthTenancyAndErrors(t *testing.T) {
 	other := startSystem(t, "inprocess")
 	opt := createViaREST(t, s, "errors-test-key-01", tenOrders(1))
 
-	readOnlyKey, err := webserver.CreateAPIKey(context.Background(), k8sClient, s.namespace[len("tenant-"):], "Integration", []string{webserver.ScopeOptimizationsRead}, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	readOnlyKey := newAPIKey(t, s.tenantID(), webserver.ScopeOptimizationsRead)
 	readOnly := *s
 	readOnly.apiKey = readOnlyKey
 	noKey := *s

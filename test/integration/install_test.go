@@ -46,7 +46,7 @@ func TestInstallManifestsApply(t *testing.T) {
 		}
 		kinds[obj.GetKind()]++
 	}
-	for kind, want := range map[string]int{"CustomResourceDefinition": 2, "Deployment": 2, "ClusterRole": 2, "Service": 1, "Namespace": 1} {
+	for kind, want := range map[string]int{"CustomResourceDefinition": 2, "Deployment": 2, "ClusterRole": 5, "Service": 2, "Namespace": 1, "PodDisruptionBudget": 1} {
 		if kinds[kind] != want {
 			t.Errorf("%d %s objects, want %d", kinds[kind], kind, want)
 		}

@@ -9,6 +9,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -92,7 +93,7 @@ func TestJobRunner(t *testing.T) {
 		if !slices.Contains(c.Command, "--matrix=haversine") || !slices.Contains(c.Command, "--geocoder=none") {
 			t.Errorf("solve command %v lacks the manager's provider flags", c.Command)
 		}
-		if pod.ServiceAccountName != controllers.SolverServiceAccount || pod.RestartPolicy != corev1.RestartPolicyNever {
+		if pod.ServiceAccountName != controllers.JobName(opt) || pod.RestartPolicy != corev1.RestartPolicyNever {
 			t.Errorf("service account %q restart policy %q", pod.ServiceAccountName, pod.RestartPolicy)
 		}
 		if ref := metav1.GetControllerOf(job); ref == nil || ref.UID != opt.UID || ref.Kind != "Optimization" {
@@ -101,12 +102,15 @@ func TestJobRunner(t *testing.T) {
 		if job.Spec.ActiveDeadlineSeconds == nil || *job.Spec.ActiveDeadlineSeconds != 1+120 {
 			t.Errorf("activeDeadlineSeconds %v, want solver_seconds + 120", job.Spec.ActiveDeadlineSeconds)
 		}
-		if job.Spec.BackoffLimit == nil || *job.Spec.BackoffLimit != 0 || job.Spec.TTLSecondsAfterFinished == nil {
-			t.Errorf("backoffLimit %v ttl %v", job.Spec.BackoffLimit, job.Spec.TTLSecondsAfterFinished)
+		if job.Spec.PodFailurePolicy == nil || job.Spec.TTLSecondsAfterFinished == nil {
+			t.Errorf("podFailurePolicy %v ttl %v", job.Spec.PodFailurePolicy, job.Spec.TTLSecondsAfterFinished)
 		}
-		sa := &corev1.ServiceAccount{}
-		if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: opt.Namespace, Name: controllers.SolverServiceAccount}, sa); err != nil {
-			t.Errorf("solver service account: %v", err)
+		for _, obj := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}} {
+			if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: opt.Namespace, Name: controllers.JobName(opt)}, obj); err != nil {
+				t.Errorf("solve identity %T: %v", obj, err)
+			} else if ref := metav1.GetControllerOf(obj); ref == nil || ref.UID != opt.UID {
+				t.Errorf("solve identity %T owned by %+v", obj, ref)
+			}
 		}
 
 		// Play the kubelet: run the Job's own command line in-process.

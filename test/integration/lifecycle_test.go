@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -55,16 +56,23 @@ func TestCancel(t *testing.T) {
 			if status, again, _ := s.call(t, "POST", "/v1/optimizations/"+opt.Name+"/cancel", nil, nil); status != 200 || again["status"] != "cancelled" {
 				t.Errorf("second cancel: %d %v", status, again)
 			}
-			// No result, now or later.
+			// No result, now or later (the ConfigMap made for it stays empty).
 			time.Sleep(500 * time.Millisecond)
 			cm := &corev1.ConfigMap{}
-			if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: s.namespace, Name: opt.ResultConfigMapName()}, cm); !apierrors.IsNotFound(err) {
-				t.Errorf("a cancelled optimization has a result ConfigMap (err %v)", err)
+			if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: s.namespace, Name: opt.ResultConfigMapName()}, cm); client.IgnoreNotFound(err) != nil || len(cm.BinaryData[v1alpha1.ResultDataKey]) > 0 {
+				t.Errorf("a cancelled optimization has a result (err %v)", err)
 			}
 			if status, body, _ := s.call(t, "GET", "/v1/optimizations/"+opt.Name+"/result", nil, nil); status != 409 || errorCode(t, body) != webserver.CodeResultNotReady {
 				t.Errorf("result of a cancelled optimization: %d %v", status, body)
 			}
 			if runner == "job" {
+				// The solve's identity is gone: a pod still running can write nothing.
+				for _, obj := range []client.Object{&corev1.ServiceAccount{}, &rbacv1.Role{}, &rbacv1.RoleBinding{}} {
+					err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: s.namespace, Name: controllers.JobName(opt)}, obj)
+					if err == nil && obj.GetDeletionTimestamp().IsZero() {
+						t.Errorf("the cancelled solve's %T is still there", obj)
+					}
+				}
 				job := &batchv1.Job{}
 				err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: s.namespace, Name: controllers.JobName(opt)}, job)
 				if err == nil && job.DeletionTimestamp.IsZero() {

@@ -2,18 +2,19 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/cmd/routeopt/app"
+	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
 )
 
@@ -54,15 +55,17 @@ func TestConcurrentIdempotentCreates(t *testing.T) {
 	}
 }
 
-// A revoked key (its Secret deleted) stops working within 5 s.
+// A revoked key stops working within 5 s; another tenant cannot revoke it.
 func TestRevokedKeyStopsWorking(t *testing.T) {
 	s := startSystem(t, "inprocess")
 	if status, _, _ := s.call(t, "GET", "/v1/me", nil, nil); status != 200 {
 		t.Fatalf("key does not work before revocation: %d", status)
 	}
-	secret := &corev1.Secret{}
-	secret.Namespace, secret.Name = s.namespace, "apikey-"+webserver.KeyID(s.apiKey)
-	if err := k8sClient.Delete(context.Background(), secret); err != nil {
+	id := webserver.KeyID(s.apiKey)
+	if err := webserver.RevokeAPIKey(context.Background(), k8sClient, operatorNamespace, "someone-else", id); !errors.Is(err, webserver.ErrAPIKeyNotFound) {
+		t.Fatalf("another tenant revoking the key: %v, want ErrAPIKeyNotFound", err)
+	}
+	if err := webserver.RevokeAPIKey(context.Background(), k8sClient, operatorNamespace, s.tenantID(), id); err != nil {
 		t.Fatal(err)
 	}
 	revoked := time.Now()
@@ -76,10 +79,7 @@ func TestRevokedKeyStopsWorking(t *testing.T) {
 // Past its burst a key gets 429 with Retry-After; another key is unaffected.
 func TestRateLimit(t *testing.T) {
 	s := startSystemWith(t, app.RunnerOptions{Kind: "inprocess"}, func(o *webserver.Options) { o.RateLimit, o.RateBurst = 1, 5 })
-	other, err := webserver.CreateAPIKey(context.Background(), k8sClient, s.namespace[len("tenant-"):], "Integration", webserver.AllScopes, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := newAPIKey(t, s.tenantID(), webserver.AllScopes...)
 	for i := range 5 {
 		if status, body, _ := s.call(t, "GET", "/v1/me", nil, nil); status != 200 {
 			t.Fatalf("request %d within the burst: %d %v", i+1, status, body)
@@ -112,11 +112,11 @@ func TestKubernetesAPIDown(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			company := "down-" + randomHex(3)
-			key, err := webserver.CreateAPIKey(ctx, k8sClient, company, "Down Inc", webserver.AllScopes, "")
-			if err != nil {
+			if _, err := tenant.Create(ctx, k8sClient, company, "Down Inc", operatorNamespace); err != nil {
 				t.Fatal(err)
 			}
-			ns := webserver.TenantNamespace(company)
+			key := newAPIKey(t, company, webserver.AllScopes...)
+			ns := v1alpha1.TenantNamespace(company)
 			url, _ := startAPI(ctx, t, proxied, ns, nil)
 			s := &system{namespace: ns, apiKey: key, url: url}
 			waitFor(t, 5*time.Second, "the key in the cache", func() (bool, error) {

@@ -11,10 +11,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -26,10 +29,15 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/cmd/routeopt/app"
 	"routeopt.io/routeopt/config/crd"
+	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
 )
+
+// operatorNamespace keeps the API key Secrets, as routeopt-system does.
+const operatorNamespace = v1alpha1.DefaultOperatorNamespace
 
 var (
 	cfg            *rest.Config
@@ -72,6 +80,10 @@ func runSuite(m *testing.M) int {
 	}
 	k8sClient, err = client.NewWithWatch(cfg, client.Options{Scheme: app.NewScheme()})
 	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := k8sClient.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: operatorNamespace}}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
@@ -126,11 +138,11 @@ func startSystemWith(t *testing.T, ro app.RunnerOptions, tune func(*webserver.Op
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	company := "it-" + randomHex(4)
-	key, err := webserver.CreateAPIKey(ctx, k8sClient, company, "Integration "+company, webserver.AllScopes, "")
-	if err != nil {
+	if _, err := tenant.Create(ctx, k8sClient, company, "Integration "+company, operatorNamespace); err != nil {
 		t.Fatal(err)
 	}
-	ns := webserver.TenantNamespace(company)
+	key := newAPIKey(t, company, webserver.AllScopes...)
+	ns := v1alpha1.TenantNamespace(company)
 	url, apiClient := startAPI(ctx, t, cfg, ns, tune)
 	s := &system{namespace: ns, apiKey: key, url: url, client: apiClient, runner: ro}
 	s.startManager(t)
@@ -148,7 +160,7 @@ func startAPI(ctx context.Context, t *testing.T, restCfg *rest.Config, ns string
 	t.Helper()
 	c, err := cluster.New(restCfg, func(o *cluster.Options) {
 		o.Scheme = app.NewScheme()
-		o.Cache = app.CacheOptions()
+		o.Cache = app.APICacheOptions(operatorNamespace)
 		o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
 		o.Cache.DefaultTransform = webserver.SlimOptimizations
 	})
@@ -167,6 +179,7 @@ func startAPI(ctx context.Context, t *testing.T, restCfg *rest.Config, ns string
 	if tune != nil {
 		tune(&opts)
 	}
+	opts.OperatorNamespace = operatorNamespace
 	srv := webserver.New(c.GetClient(), c.GetAPIReader(), c.GetClient(), ctrl.Log.WithName("api"), opts)
 	if err := srv.IndexOptimizations(ctx, c.GetCache()); err != nil {
 		t.Fatal(err)
@@ -185,11 +198,12 @@ func startAPI(ctx context.Context, t *testing.T, restCfg *rest.Config, ns string
 func (s *system) startManager(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	opts := app.CacheOptions()
+	opts := app.ManagerCacheOptions()
 	opts.DefaultNamespaces = map[string]cache.Config{s.namespace: {}}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 app.NewScheme(),
 		Cache:                  opts,
+		Client:                 app.ManagerClientOptions(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Several managers run in this process, one per test.
@@ -223,6 +237,23 @@ func (s *system) startManager(t *testing.T) {
 			wait()
 		})
 	}
+}
+
+// newAPIKey stores a key of tenant with scopes and returns it.
+func newAPIKey(t *testing.T, tenantID string, scopes ...string) string {
+	t.Helper()
+	key, _, err := webserver.CreateAPIKey(context.Background(), k8sClient, webserver.APIKeySpec{
+		Namespace: operatorNamespace, Tenant: tenantID, CompanyName: "Integration " + tenantID, Scopes: scopes,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// tenantID is the company id of s.
+func (s *system) tenantID() string {
+	return strings.TrimPrefix(s.namespace, v1alpha1.TenantNamespacePrefix)
 }
 
 func randomHex(n int) string {

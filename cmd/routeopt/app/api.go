@@ -14,6 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
+	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/webserver"
 )
 
@@ -27,6 +28,8 @@ type apiOptions struct {
 	kubeTimeout  time.Duration
 	tlsCertFile  string
 	tlsKeyFile   string
+	// operatorNamespace holds the API key Secrets.
+	operatorNamespace string
 }
 
 func (o *apiOptions) addFlags(cmd *cobra.Command, defaultListen string) {
@@ -39,6 +42,7 @@ func (o *apiOptions) addFlags(cmd *cobra.Command, defaultListen string) {
 	f.DurationVar(&o.kubeTimeout, "kube-timeout", 1500*time.Millisecond, "bound on each Kubernetes API call; past it the request answers 503")
 	f.StringVar(&o.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this certificate (PEM); default plain HTTP behind the ingress")
 	f.StringVar(&o.tlsKeyFile, "tls-key-file", "", "private key (PEM) of --tls-cert-file")
+	f.StringVar(&o.operatorNamespace, "operator-namespace", v1alpha1.DefaultOperatorNamespace, "namespace routeopt runs in: API keys are Secrets there")
 }
 
 func (o *apiOptions) validate() error {
@@ -61,7 +65,7 @@ func serveAPI(ctx context.Context, ln net.Listener, c cluster.Cluster, o apiOpti
 	}
 	srv := webserver.New(c.GetClient(), c.GetAPIReader(), c.GetClient(), log.WithName("api"), webserver.Options{
 		PublicURL: public, MaxBodyBytes: o.maxBodyBytes, RequestTimeout: o.kubeTimeout,
-		RateLimit: o.rateLimit, RateBurst: o.rateBurst,
+		RateLimit: o.rateLimit, RateBurst: o.rateBurst, OperatorNamespace: o.operatorNamespace,
 	})
 	if err := srv.IndexOptimizations(ctx, c.GetCache()); err != nil {
 		return err
@@ -116,7 +120,7 @@ func newAPICommand() *cobra.Command {
 			}
 			c, err := cluster.New(cfg, func(co *cluster.Options) {
 				co.Scheme = NewScheme()
-				co.Cache = CacheOptions()
+				co.Cache = APICacheOptions(o.operatorNamespace)
 				// The API serves records, not requests: keep the bulky
 				// orders and vehicles out of its cache.
 				co.Cache.DefaultTransform = webserver.SlimOptimizations

@@ -2,40 +2,75 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/util/duration"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
 )
 
+// adminFlags are what every platform-team command needs: a cluster to talk
+// to and the namespace routeopt runs in.
+type adminFlags struct{ kubeconfig, operatorNamespace string }
+
+func (a *adminFlags) add(cmd *cobra.Command) {
+	f := cmd.PersistentFlags()
+	f.StringVar(&a.kubeconfig, "kubeconfig", "", "kubeconfig file; default in-cluster or $KUBECONFIG")
+	f.StringVar(&a.operatorNamespace, "operator-namespace", v1alpha1.DefaultOperatorNamespace, "namespace routeopt runs in (where API keys are kept)")
+}
+
+// client connects with the caller's own credentials, bounded to 30 s.
+func (a *adminFlags) client(cmd *cobra.Command) (client.Client, context.Context, context.CancelFunc, error) {
+	cfg, err := restConfig(a.kubeconfig)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: NewScheme()})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+	return c, ctx, cancel, nil
+}
+
+// age prints how long ago t was, as kubectl does.
+func age(t time.Time) string { return duration.HumanDuration(time.Since(t)) }
+
 func newAPIKeyCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "apikey", Short: "Manage API keys"}
-	var kubeconfig, company, companyName, scopes string
+	var admin adminFlags
+	cmd := &cobra.Command{
+		Use:   "apikey",
+		Short: "Manage a tenant's API keys (Secrets in the operator's namespace)",
+	}
+	admin.add(cmd)
+
+	var tenantID, name, scopes string
 	create := &cobra.Command{
-		Use:   "create",
-		Short: "Create an API key for a company (printed once, stored only as a hash)",
+		Use:   "create --tenant ID",
+		Short: "Create an API key (printed once, stored only as a hash)",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if company == "" {
-				return fmt.Errorf("--company is required")
-			}
-			cfg, err := restConfig(kubeconfig)
+			c, ctx, cancel, err := admin.client(cmd)
 			if err != nil {
 				return err
 			}
-			c, err := client.New(cfg, client.Options{Scheme: NewScheme()})
-			if err != nil {
-				return err
-			}
-			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
-			if companyName == "" {
-				companyName = company
+			t, err := tenant.Get(ctx, c, tenantID)
+			if err != nil {
+				return err
 			}
-			key, err := webserver.CreateAPIKey(ctx, c, company, companyName, strings.Split(scopes, ","), "")
+			key, _, err := webserver.CreateAPIKey(ctx, c, webserver.APIKeySpec{
+				Namespace: admin.operatorNamespace, Tenant: t.ID, CompanyName: t.DisplayName,
+				Name: name, Scopes: splitList(scopes),
+			})
 			if err != nil {
 				return err
 			}
@@ -43,11 +78,95 @@ func newAPIKeyCommand() *cobra.Command {
 			return nil
 		},
 	}
-	f := create.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file; default in-cluster or $KUBECONFIG")
-	f.StringVar(&company, "company", "", "company id (a DNS label); its namespace is tenant-<id>")
-	f.StringVar(&companyName, "company-name", "", "company display name; default the id")
-	f.StringVar(&scopes, "scopes", strings.Join(webserver.AllScopes, ","), "comma-separated scopes")
-	cmd.AddCommand(create)
+	create.Flags().StringVar(&name, "name", "", "what the key is for, shown by apikey list")
+	create.Flags().StringVar(&scopes, "scopes", strings.Join(webserver.AllScopes, ","), "comma-separated scopes")
+
+	list := &cobra.Command{
+		Use:   "list --tenant ID",
+		Short: "List a tenant's API keys (never the keys themselves)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ctx, cancel, err := admin.client(cmd)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			if _, err := tenant.Get(ctx, c, tenantID); err != nil {
+				return err
+			}
+			keys, err := webserver.ListAPIKeys(ctx, c, admin.operatorNamespace, tenantID)
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 3, ' ', 0)
+			fmt.Fprintln(w, "ID\tNAME\tPREFIX\tSCOPES\tAGE")
+			for _, k := range keys {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, strings.Join(k.Scopes, ","), age(k.CreatedAt))
+			}
+			return w.Flush()
+		},
+	}
+
+	revoke := &cobra.Command{
+		Use:   "revoke --tenant ID KEY_ID",
+		Short: "Revoke an API key: every API replica refuses it within seconds",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ctx, cancel, err := admin.client(cmd)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			err = webserver.RevokeAPIKey(ctx, c, admin.operatorNamespace, tenantID, args[0])
+			if errors.Is(err, webserver.ErrAPIKeyNotFound) {
+				return fmt.Errorf("tenant %q has no API key %q (see routeopt apikey list --tenant %s)", tenantID, args[0], tenantID)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "API key %s of tenant %s revoked\n", args[0], tenantID)
+			return nil
+		},
+	}
+	for _, sub := range []*cobra.Command{create, list, revoke} {
+		sub.Flags().StringVar(&tenantID, "tenant", "", "tenant (company) id")
+		_ = sub.MarkFlagRequired("tenant")
+	}
+
+	migrate := &cobra.Command{
+		Use:   "migrate",
+		Short: "Move API keys that earlier versions kept in tenant namespaces into the operator's namespace",
+		Long: `Earlier versions stored each API key Secret in its tenant's namespace. This
+moves every one of them into the operator's namespace, where the API now
+looks for them; run it once when upgrading, with your own cluster-admin
+credentials (routeopt's components cannot read Secrets outside their
+namespace). Running it again moves nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ctx, cancel, err := admin.client(cmd)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			moved, err := webserver.MigrateAPIKeys(ctx, c, admin.operatorNamespace)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d API key(s) moved to namespace %s\n", moved, admin.operatorNamespace)
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, revoke, migrate)
 	return cmd
+}
+
+// splitList splits a comma-separated flag, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }

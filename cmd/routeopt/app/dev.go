@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,7 +24,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/config/crd"
+	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
 )
 
@@ -127,6 +132,9 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 	if err := o.api.validate(); err != nil {
 		return err
 	}
+	if o.api.operatorNamespace == "" {
+		o.api.operatorNamespace = v1alpha1.DefaultOperatorNamespace
+	}
 	assets, err := controlPlaneDir(o.ControlPlaneDir)
 	if err != nil {
 		return err
@@ -177,8 +185,11 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 	}
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 NewScheme(),
-		Cache:                  CacheOptions(),
+		Scheme: NewScheme(),
+		// One process serves the API and runs the controllers: the API's
+		// informers, the manager's direct reads.
+		Cache:                  APICacheOptions(o.api.operatorNamespace),
+		Client:                 ManagerClientOptions(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// RunDev may run several times in one process (its restart test).
@@ -208,7 +219,11 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 		return err
 	}
 
-	key, err := devAPIKey(ctx, mgr.GetClient(), dataDir, o.APIKey)
+	direct, err := client.New(cfg, client.Options{Scheme: NewScheme()})
+	if err != nil {
+		return err
+	}
+	key, err := devTenant(ctx, direct, dataDir, o)
 	if err != nil {
 		return err
 	}
@@ -233,21 +248,37 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 	return <-apiDone
 }
 
-// devAPIKey registers the dev key: the flag's, else the one remembered in
-// the data dir, else a new one, which is then remembered.
-func devAPIKey(ctx context.Context, c client.Client, dataDir, flagKey string) (string, error) {
+// devTenant onboards the dev tenant and registers its key: the flag's,
+// else the one remembered in the data dir, else a new one, which is then
+// remembered. Keys an earlier version kept in the tenant's namespace move
+// to the operator's first.
+func devTenant(ctx context.Context, c client.Client, dataDir string, o DevOptions) (string, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: o.api.operatorNamespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return "", fmt.Errorf("unable to create namespace %s: %w", ns.Name, err)
+	}
+	t, err := tenant.Create(ctx, c, devCompany, "Dev Company", o.api.operatorNamespace)
+	if err != nil {
+		return "", err
+	}
+	if _, err := webserver.MigrateAPIKeys(ctx, c, o.api.operatorNamespace); err != nil {
+		return "", err
+	}
 	keyFile := filepath.Join(dataDir, "api-key")
-	key := flagKey
+	key := o.APIKey
 	if key == "" {
 		if b, err := os.ReadFile(keyFile); err == nil {
 			key = strings.TrimSpace(string(b))
 		}
 	}
-	key, err := webserver.CreateAPIKey(ctx, c, devCompany, "Dev Company", webserver.AllScopes, key)
+	key, _, err = webserver.CreateAPIKey(ctx, c, webserver.APIKeySpec{
+		Namespace: o.api.operatorNamespace, Tenant: t.ID, CompanyName: t.DisplayName,
+		Name: "dev", Scopes: webserver.AllScopes, Key: key,
+	})
 	if err != nil {
 		return "", err
 	}
-	if flagKey == "" {
+	if o.APIKey == "" {
 		if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
 			return "", err
 		}

@@ -6,7 +6,9 @@ import (
 	"runtime"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/utils/clock"
@@ -20,15 +22,36 @@ import (
 	"routeopt.io/routeopt/webserver"
 )
 
-// CacheOptions restrict what the informers hold: of all Secrets, only API
-// keys, so the server never lists or caches the cluster's other Secrets.
-func CacheOptions() cache.Options {
+// ManagerCacheOptions keep the manager's informers to routeopt's own kinds
+// and Namespaces, the only kinds it may watch across the cluster. Reading a
+// kind without a started informer fails instead of starting a cluster-wide
+// one by accident.
+func ManagerCacheOptions() cache.Options {
+	return cache.Options{ReaderFailOnMissingInformer: true}
+}
+
+// ManagerClientOptions read what lives in tenant namespaces (Jobs, pods,
+// ConfigMaps, the solve identities) directly, never through an informer:
+// RBAC grants the manager those kinds per tenant namespace only.
+func ManagerClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{
+		&batchv1.Job{}, &corev1.Pod{}, &corev1.ConfigMap{}, &corev1.ServiceAccount{},
+		&rbacv1.Role{}, &rbacv1.RoleBinding{},
+	}}}
+}
+
+// APICacheOptions restrict the API's informers: of all Secrets, only the
+// API key Secrets of the operator's namespace.
+func APICacheOptions(operatorNamespace string) cache.Options {
 	req, err := labels.NewRequirement(webserver.APIKeyIDLabel, selection.Exists, nil)
 	if err != nil {
 		panic(err)
 	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Secret{}: {Label: labels.NewSelector().Add(*req)},
+		&corev1.Secret{}: {
+			Namespaces: map[string]cache.Config{operatorNamespace: {}},
+			Label:      labels.NewSelector().Add(*req),
+		},
 	}}
 }
 
@@ -46,6 +69,8 @@ type RunnerOptions struct {
 	Retention time.Duration
 	// Providers choose the geocoder and matrix of solves; nil means the defaults.
 	Providers *ProviderOptions
+	// Resources size solve Jobs; nil means controllers.DefaultSolveResources.
+	Resources *controllers.SolveResources
 }
 
 func (o *RunnerOptions) validate() error {
@@ -70,25 +95,30 @@ func AddControllers(ctx context.Context, mgr manager.Manager, o RunnerOptions) (
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	providers := o.Providers
+	if providers == nil {
+		providers = defaultProviders()
+	}
 	r := &controllers.OptimizationReconciler{
 		Client:    mgr.GetClient(),
 		APIReader: mgr.GetAPIReader(),
 		Recorder:  mgr.GetEventRecorder("routeopt-controller"),
 		Clock:     clock.RealClock{},
 
-		MaxConcurrent: o.MaxConcurrent,
-		Retention:     o.Retention,
+		MaxConcurrent:   o.MaxConcurrent,
+		Retention:       o.Retention,
+		GeocodeCacheTTL: providers.geocodeCacheTTL,
+	}
+	// The controller reads tenant namespaces' labels from this informer.
+	if _, err := mgr.GetCache().GetInformer(ctx, &corev1.Namespace{}); err != nil {
+		return nil, fmt.Errorf("unable to watch namespaces: %w", err)
 	}
 	wait = func() {}
-	providers := o.Providers
-	if providers == nil {
-		providers = defaultProviders()
-	}
 	switch o.Kind {
 	case "job":
 		r.Runner = &controllers.JobRunner{
 			Client: mgr.GetClient(), Image: o.Image, Command: o.Command, ExtraArgs: providers.args(),
-			QueueName: o.JobQueueName, TTLSecondsAfterFinished: 3600,
+			QueueName: o.JobQueueName, TTLSecondsAfterFinished: 3600, Resources: o.Resources,
 		}
 		err = r.SetupWithManager(mgr, nil)
 	default:

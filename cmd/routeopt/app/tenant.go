@@ -1,0 +1,89 @@
+package app
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"routeopt.io/routeopt/controllers/tenant"
+)
+
+func newTenantCommand() *cobra.Command {
+	var admin adminFlags
+	cmd := &cobra.Command{
+		Use:   "tenant",
+		Short: "Onboard and offboard companies (tenants)",
+		Long: `A tenant is a company: a namespace tenant-<id> labelled routeopt.io/tenant=<id>,
+with RoleBindings that let routeopt's manager and API act inside it (and
+only there). Run these with your own cluster-admin credentials.`,
+	}
+	admin.add(cmd)
+
+	var displayName string
+	create := &cobra.Command{
+		Use:   "create ID",
+		Short: "Onboard a tenant, or bring an existing one up to date",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := tenant.ValidateID(args[0]); err != nil {
+				return err
+			}
+			c, ctx, cancel, err := admin.client(cmd)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			t, err := tenant.Create(ctx, c, args[0], displayName, admin.operatorNamespace)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s (%s) ready in namespace %s\nnext: routeopt apikey create --tenant %s\n", t.ID, t.DisplayName, t.Namespace, t.ID)
+			return nil
+		},
+	}
+	create.Flags().StringVar(&displayName, "display-name", "", "company name shown to the tenant (GET /v1/me); default the id")
+
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List tenants",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, ctx, cancel, err := admin.client(cmd)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			tenants, err := tenant.List(ctx, c)
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 3, ' ', 0)
+			fmt.Fprintln(w, "ID\tDISPLAY NAME\tNAMESPACE\tAGE")
+			for _, t := range tenants {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.ID, t.DisplayName, t.Namespace, age(t.Created))
+			}
+			return w.Flush()
+		},
+	}
+
+	del := &cobra.Command{
+		Use:   "delete ID",
+		Short: "Offboard a tenant: its API keys and webhook secrets, then its namespace with every optimization",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, ctx, cancel, err := admin.client(cmd)
+			if err != nil {
+				return err
+			}
+			defer cancel()
+			if err := tenant.Delete(ctx, c, args[0], admin.operatorNamespace); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s deleted\n", args[0])
+			return nil
+		},
+	}
+	cmd.AddCommand(create, list, del)
+	return cmd
+}
