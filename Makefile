@@ -8,15 +8,18 @@ export GOTOOLCHAIN := local
 LOCALBIN ?= $(CURDIR)/bin
 K8SBIN ?= $(LOCALBIN)/k8s
 IMG ?= routeopt:dev
+CONTAINER_TOOL ?= docker
 
 CONTROLLER_GEN_VERSION ?= v0.23.0
 KUSTOMIZE_VERSION ?= v5.8.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
 # The control plane (kube-apiserver v1.36.3, etcd v3.6.x) is pinned in hack/k8s/go.mod.
+# The Dockerfile linter (BuildKit v0.34.2's checks) is pinned in hack/dockerfile-lint/go.mod.
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+DOCKERFILE_LINT ?= $(LOCALBIN)/dockerfile-lint
 
 # Test knobs: TEST_TIMEOUT bounds the whole run; GOTEST_FLAGS adds flags.
 TEST_TIMEOUT ?= 20m
@@ -34,8 +37,10 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC from markers.
-	$(CONTROLLER_GEN) rbac:roleName=routeopt-manager crd:allowDangerousTypes=true paths="./api/..." paths="./controllers/..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+manifests: $(CONTROLLER_GEN) ## Generate CRDs and RBAC (manager and API roles) from markers.
+	$(CONTROLLER_GEN) crd:allowDangerousTypes=true paths="./api/..." output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=routeopt-manager,fileName=manager_role.yaml paths="./controllers/..." paths="./cmd/..." output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=routeopt-api,fileName=api_role.yaml paths="./webserver/..." output:rbac:artifacts:config=config/rbac
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
@@ -50,8 +55,13 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+lint: $(GOLANGCI_LINT) lint-dockerfile ## Run golangci-lint and the Dockerfile checks.
 	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-dockerfile
+lint-dockerfile: $(DOCKERFILE_LINT) ## Lint the Dockerfile with BuildKit's checks (those of docker build --check).
+	cd hack/dockerfile-lint && go test -count=1 ./...
+	$(DOCKERFILE_LINT) Dockerfile
 
 .PHONY: verify
 verify: manifests generate ## Fail when generated files are stale or code is not gofmt-clean.
@@ -60,13 +70,16 @@ verify: manifests generate ## Fail when generated files are stale or code is not
 	@go mod tidy -diff || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
 
 .PHONY: envtest
-envtest: $(K8SBIN)/kube-apiserver $(K8SBIN)/etcd ## Build the local control plane (kube-apiserver, etcd) into bin/k8s.
+envtest: $(K8SBIN)/kube-apiserver $(K8SBIN)/etcd $(K8SBIN)/kube-controller-manager ## Build the local control plane (kube-apiserver, etcd, kube-controller-manager) into bin/k8s.
 
 $(K8SBIN)/kube-apiserver: hack/k8s/go.mod hack/k8s/go.sum
 	cd hack/k8s && CGO_ENABLED=0 go build -trimpath -o $(K8SBIN)/kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver
 
 $(K8SBIN)/etcd: hack/k8s/go.mod hack/k8s/go.sum
 	cd hack/k8s && CGO_ENABLED=0 go build -trimpath -o $(K8SBIN)/etcd go.etcd.io/etcd/server/v3
+
+$(K8SBIN)/kube-controller-manager: hack/k8s/go.mod hack/k8s/go.sum
+	cd hack/k8s && CGO_ENABLED=0 go build -trimpath -o $(K8SBIN)/kube-controller-manager k8s.io/kubernetes/cmd/kube-controller-manager
 
 .PHONY: kubectl
 kubectl: $(K8SBIN)/kubectl ## Build kubectl (same version as the control plane) into bin/k8s.
@@ -75,7 +88,7 @@ $(K8SBIN)/kubectl: hack/k8s/go.mod hack/k8s/go.sum
 	cd hack/k8s && CGO_ENABLED=0 go build -trimpath -o $(K8SBIN)/kubectl k8s.io/kubernetes/cmd/kubectl
 
 .PHONY: test
-test: manifests generate envtest vet build-installer ## Run every test, envtest integration included.
+test: manifests generate envtest vet build-installer build-static ## Run every test, envtest integration included.
 	KUBEBUILDER_ASSETS=$(K8SBIN) go test -timeout $(TEST_TIMEOUT) $(GOTEST_FLAGS) ./... 
 
 .PHONY: ci
@@ -91,32 +104,51 @@ build: manifests generate ## Build bin/routeopt.
 run: build envtest ## Dev mode: local control plane, controller and REST API on 127.0.0.1:8080.
 	$(LOCALBIN)/routeopt dev $(RUN_ARGS)
 
+.PHONY: build-static
+build-static: manifests generate ## Build bin/routeopt-static as the Dockerfile does; fail unless statically linked.
+	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o $(LOCALBIN)/routeopt-static ./cmd/routeopt
+	go run ./hack/checkstatic $(LOCALBIN)/routeopt-static
+
 .PHONY: docker-build
-docker-build: ## Build the container image (needs a Docker engine).
-	docker build -t $(IMG) .
+docker-build: ## Build the container image IMG (needs a container engine).
+	$(CONTAINER_TOOL) build -t $(IMG) .
+
+.PHONY: docker-push
+docker-push: ## Push the container image IMG.
+	$(CONTAINER_TOOL) push $(IMG)
 
 ##@ Deployment
 
 .PHONY: install
 install: manifests $(KUSTOMIZE) ## Install the CRDs into the cluster of the current kubeconfig.
-	$(KUSTOMIZE) build config/crd | kubectl apply --server-side -f -
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply --server-side -f -
 
 .PHONY: uninstall
 uninstall: manifests $(KUSTOMIZE) ## Remove the CRDs.
-	$(KUSTOMIZE) build config/crd | kubectl delete --ignore-not-found -f -
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
 
-.PHONY: deploy
-deploy: manifests $(KUSTOMIZE) ## Deploy the operator and REST API with image IMG.
-	cd config/manager && $(KUSTOMIZE) edit set image routeopt=$(IMG)
-	$(KUSTOMIZE) build config/default | kubectl apply --server-side -f -
+# KUBECTL talks to your cluster (make kubectl builds one into bin/k8s).
+KUBECTL ?= kubectl
 
-.PHONY: undeploy
-undeploy: $(KUSTOMIZE) ## Remove the operator.
-	$(KUSTOMIZE) build config/default | kubectl delete --ignore-not-found -f -
+# COMPONENTS adds optional parts of config/ to the install: prometheus
+# (a ServiceMonitor), network-policy (set config/network-policy/settings.yaml).
+COMPONENTS ?=
 
 .PHONY: build-installer
-build-installer: manifests $(KUSTOMIZE) ## Render dist/install.yaml.
-	mkdir -p dist && $(KUSTOMIZE) build config/default > dist/install.yaml
+build-installer: manifests $(KUSTOMIZE) ## Render dist/install.yaml with image IMG (and COMPONENTS).
+	@rm -rf dist/_config && mkdir -p dist && cp -r config dist/_config
+	@cd dist/_config/default && $(KUSTOMIZE) edit set image routeopt=$(IMG) \
+		$(foreach c,$(COMPONENTS),&& $(KUSTOMIZE) edit add component ../$(c))
+	$(KUSTOMIZE) build dist/_config/default > dist/install.yaml
+	@rm -rf dist/_config
+
+.PHONY: deploy
+deploy: build-installer ## Deploy the operator and REST API with image IMG (every image, the solver's too).
+	$(KUBECTL) apply --server-side -f dist/install.yaml
+
+.PHONY: undeploy
+undeploy: build-installer ## Remove the operator (CRDs, and so every optimization, included).
+	$(KUBECTL) delete --ignore-not-found -f dist/install.yaml
 
 ##@ Tools
 
@@ -131,6 +163,9 @@ $(KUSTOMIZE): | $(LOCALBIN)
 
 $(GOLANGCI_LINT): | $(LOCALBIN)
 	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+$(DOCKERFILE_LINT): hack/dockerfile-lint/go.mod hack/dockerfile-lint/go.sum hack/dockerfile-lint/main.go | $(LOCALBIN)
+	cd hack/dockerfile-lint && CGO_ENABLED=0 go build -trimpath -o $(DOCKERFILE_LINT) .
 
 # go-install-tool installs package $(2) at version $(3) as $(1).
 define go-install-tool
