@@ -51,6 +51,8 @@ type Tenant struct {
 	DisplayName string
 	Namespace   string
 	Created     time.Time
+	// Deleting: its namespace is being deleted.
+	Deleting bool
 }
 
 // ErrNotFound: no tenant has that id.
@@ -216,6 +218,9 @@ func Delete(ctx context.Context, c client.Client, id, operatorNamespace string) 
 	if err != nil {
 		return err
 	}
+	if t.Deleting {
+		return fmt.Errorf("tenant %q is already being deleted", id)
+	}
 	if err := c.DeleteAllOf(ctx, &corev1.Secret{}, client.InNamespace(operatorNamespace), client.MatchingLabels{v1alpha1.TenantLabel: id}); err != nil {
 		return fmt.Errorf("unable to delete the secrets of tenant %q: %w", id, err)
 	}
@@ -232,5 +237,6 @@ func tenantOf(ns *corev1.Namespace) *Tenant {
 		DisplayName: ns.Annotations[v1alpha1.TenantDisplayNameAnnotation],
 		Namespace:   ns.Name,
 		Created:     ns.CreationTimestamp.Time,
+		Deleting:    !ns.DeletionTimestamp.IsZero(),
 	}
 }

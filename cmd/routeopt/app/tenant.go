@@ -59,9 +59,13 @@ only there). Run these with your own cluster-admin credentials.`,
 				return err
 			}
 			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 3, ' ', 0)
-			fmt.Fprintln(w, "ID\tDISPLAY NAME\tNAMESPACE\tAGE")
+			fmt.Fprintln(w, "ID\tDISPLAY NAME\tNAMESPACE\tSTATUS\tAGE")
 			for _, t := range tenants {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", t.ID, t.DisplayName, t.Namespace, age(t.Created))
+				status := "Active"
+				if t.Deleting {
+					status = "Deleting"
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.DisplayName, t.Namespace, status, age(t.Created))
 			}
 			return w.Flush()
 		},
