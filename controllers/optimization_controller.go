@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -137,7 +138,7 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 	// Running: ask the runner.
 	out, err := r.Runner.Observe(ctx, opt)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, r.failIfForbidden(ctx, opt, err)
 	}
 	switch out.Phase {
 	case PhaseUnknown:
@@ -176,12 +177,29 @@ func (r *OptimizationReconciler) notTenant(ctx context.Context, namespace string
 }
 
 // start prepares opt's result ConfigMap, which the solve may only patch,
-// and hands opt to the runner.
+// and hands opt to the runner. A namespace where routeopt may not act (a
+// tenant whose RoleBindings are missing) fails opt with a message that
+// says how to repair it, rather than retrying for ever.
 func (r *OptimizationReconciler) start(ctx context.Context, opt *v1alpha1.Optimization) error {
-	if err := solver.EnsureResultConfigMap(ctx, r.Client, opt); err != nil {
+	err := solver.EnsureResultConfigMap(ctx, r.Client, opt)
+	if err == nil {
+		err = r.Runner.Start(ctx, opt)
+	}
+	return r.failIfForbidden(ctx, opt, err)
+}
+
+// failIfForbidden fails opt when err says routeopt may not act in its
+// namespace (a tenant whose RoleBindings are missing), with a message that
+// says how to repair it, rather than retrying for ever; other errors are
+// returned as they are.
+func (r *OptimizationReconciler) failIfForbidden(ctx context.Context, opt *v1alpha1.Optimization, err error) error {
+	if !apierrors.IsForbidden(err) {
 		return err
 	}
-	return r.Runner.Start(ctx, opt)
+	msg := fmt.Sprintf("routeopt may not run solves in namespace %s: re-run `routeopt tenant create %s` to restore its RoleBindings (%v)",
+		opt.Namespace, strings.TrimPrefix(opt.Namespace, v1alpha1.TenantNamespacePrefix), err)
+	return r.apply(ctx, opt, transition{state: v1alpha1.StateFailed, reason: v1alpha1.ReasonFailed, message: msg,
+		failure: &solver.Failure{Code: v1alpha1.ErrorInternal, Message: msg}})
 }
 
 // finish releases what opt's solve held (its identity; the geocoding

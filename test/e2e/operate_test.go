@@ -330,3 +330,28 @@ func TestTenantAndKeyCommands(t *testing.T) {
 		t.Errorf("deleting it again: exit %d, %q", code, stderr)
 	}
 }
+
+// A tenant whose RoleBindings are missing (made by an older version, or
+// edited by hand) fails its optimizations with a message that says how to
+// repair it; re-running `routeopt tenant create` repairs it.
+func TestTenantWithoutBindingsIsRepaired(t *testing.T) {
+	install(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	acme := onboard(t, "repair")
+	if err := env.Client.Delete(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: acme.namespace, Name: "routeopt-manager"}}); err != nil {
+		t.Fatal(err)
+	}
+	url := startAPI(t, acme.key)
+	env.StartKubelet(t, framework.KubeletOptions{Binary: framework.Routeopt(t), Selector: solver, Namespace: acme.namespace})
+	startManager(t, "manager")
+
+	id := createOptimization(t, url, acme.key, "missing-binding-01", nil)
+	rec := waitState(t, url, acme.key, id, "failed", 30*time.Second)
+	if msg, _ := rec["error_message"].(string); !strings.Contains(msg, "routeopt tenant create "+acme.id) {
+		t.Errorf("error message %q does not say how to repair the tenant", msg)
+	}
+	mustCLI(t, "tenant", "create", acme.id)
+	id = createOptimization(t, url, acme.key, "missing-binding-02", nil)
+	waitState(t, url, acme.key, id, "completed", time.Minute)
+}
