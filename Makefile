@@ -89,6 +89,7 @@ $(K8SBIN)/kubectl: hack/k8s/go.mod hack/k8s/go.sum
 
 .PHONY: test
 test: manifests generate envtest vet build-installer build-static ## Run every test, envtest integration included.
+	$(MAKE) --no-print-directory build-installer COMPONENTS="prometheus network-policy" INSTALLER=dist/install-all.yaml IMG=registry.example.com/routeopt:v0.0.0-test
 	KUBEBUILDER_ASSETS=$(K8SBIN) go test -timeout $(TEST_TIMEOUT) $(GOTEST_FLAGS) ./... 
 
 .PHONY: ci
@@ -134,12 +135,15 @@ KUBECTL ?= kubectl
 # (a ServiceMonitor), network-policy (set config/network-policy/settings.yaml).
 COMPONENTS ?=
 
+# INSTALLER is the file build-installer writes.
+INSTALLER ?= dist/install.yaml
+
 .PHONY: build-installer
-build-installer: manifests $(KUSTOMIZE) ## Render dist/install.yaml with image IMG (and COMPONENTS).
+build-installer: manifests $(KUSTOMIZE) ## Render $(INSTALLER) with image IMG (and COMPONENTS).
 	@rm -rf dist/_config && mkdir -p dist && cp -r config dist/_config
 	@cd dist/_config/default && $(KUSTOMIZE) edit set image routeopt=$(IMG) \
 		$(foreach c,$(COMPONENTS),&& $(KUSTOMIZE) edit add component ../$(c))
-	$(KUSTOMIZE) build dist/_config/default > dist/install.yaml
+	$(KUSTOMIZE) build dist/_config/default > $(INSTALLER)
 	@rm -rf dist/_config
 
 .PHONY: deploy
