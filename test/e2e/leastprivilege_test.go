@@ -73,15 +73,7 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 	// so the second's identity can be examined while it exists. Ids follow
 	// from the Idempotency-Key.
 	second := webserver.OptimizationID(acme.namespace, "least-privilege-second")
-	k := env.StartKubelet(t, framework.KubeletOptions{
-		Binary: framework.Routeopt(t), Selector: solver, Namespace: acme.namespace,
-		Decide: func(p *corev1.Pod) framework.Action {
-			if p.Labels[v1alpha1.OptimizationLabel] == second {
-				return framework.Hold()
-			}
-			return framework.Run()
-		},
-	})
+	k := startKubelet(t, acme.namespace, holding(second))
 	mgr := startManager(t, "manager")
 
 	first := createOptimization(t, url, acme.key, "least-privilege-first", nil)

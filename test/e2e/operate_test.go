@@ -42,16 +42,13 @@ func TestDisruptedSolveIsRetried(t *testing.T) {
 	url := startAPI(t, acme.key)
 	var mu sync.Mutex
 	seen := 0
-	k := env.StartKubelet(t, framework.KubeletOptions{
-		Binary: framework.Routeopt(t), Selector: solver, Namespace: acme.namespace,
-		Decide: func(*corev1.Pod) framework.Action {
-			mu.Lock()
-			defer mu.Unlock()
-			if seen++; seen == 1 {
-				return framework.Disrupt("PreemptionByScheduler")
-			}
-			return framework.Run()
-		},
+	k := startKubelet(t, acme.namespace, func(*corev1.Pod) framework.Action {
+		mu.Lock()
+		defer mu.Unlock()
+		if seen++; seen == 1 {
+			return framework.Disrupt("PreemptionByScheduler")
+		}
+		return framework.Run()
 	})
 	startManager(t, "manager")
 
@@ -80,7 +77,7 @@ func TestSolverErrorFailsFast(t *testing.T) {
 	defer cancel()
 	acme := onboard(t, "failfast")
 	url := startAPI(t, acme.key)
-	k := env.StartKubelet(t, framework.KubeletOptions{Binary: framework.Routeopt(t), Selector: solver, Namespace: acme.namespace})
+	k := startKubelet(t, acme.namespace, nil)
 	startManager(t, "manager", "--geocoder=nominatim", "--nominatim-url=http://"+freeAddr(t))
 
 	id := createOptimization(t, url, acme.key, "solver-error-0001", func(b map[string]any) {
@@ -116,15 +113,7 @@ func TestLeaderElection(t *testing.T) {
 	acme := onboard(t, "leader")
 	url := startAPI(t, acme.key)
 	held := webserver.OptimizationID(acme.namespace, "leader-held-0001")
-	k := env.StartKubelet(t, framework.KubeletOptions{
-		Binary: framework.Routeopt(t), Selector: solver, Namespace: acme.namespace,
-		Decide: func(p *corev1.Pod) framework.Action {
-			if p.Labels[v1alpha1.OptimizationLabel] == held {
-				return framework.Hold()
-			}
-			return framework.Run()
-		},
-	})
+	k := startKubelet(t, acme.namespace, holding(held))
 	token := grantMetricsReader(t)
 	managers := []*manager{startManager(t, "manager-a"), startManager(t, "manager-b")}
 	const leading = `leader_election_master_status{name="routeopt-manager.routeopt.io"}`
@@ -343,7 +332,7 @@ func TestTenantWithoutBindingsIsRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := startAPI(t, acme.key)
-	env.StartKubelet(t, framework.KubeletOptions{Binary: framework.Routeopt(t), Selector: solver, Namespace: acme.namespace})
+	startKubelet(t, acme.namespace, nil)
 	startManager(t, "manager")
 
 	id := createOptimization(t, url, acme.key, "missing-binding-01", nil)

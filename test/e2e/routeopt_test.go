@@ -400,3 +400,21 @@ func getPod(ctx context.Context, t *testing.T, namespace, name string) *corev1.P
 	}
 	return pod
 }
+
+// startKubelet runs the solve pods of namespace as decide says (nil: runs
+// every one).
+func startKubelet(t *testing.T, namespace string, decide func(*corev1.Pod) framework.Action) *framework.Kubelet {
+	t.Helper()
+	return env.StartKubelet(t, framework.KubeletOptions{Binary: framework.Routeopt(t), Selector: solver, Namespace: namespace, Decide: decide})
+}
+
+// holding runs every solve pod but those of optimization id, which wait
+// for Kubelet.Act.
+func holding(id string) func(*corev1.Pod) framework.Action {
+	return func(p *corev1.Pod) framework.Action {
+		if p.Labels[v1alpha1.OptimizationLabel] == id {
+			return framework.Hold()
+		}
+		return framework.Run()
+	}
+}

@@ -27,18 +27,22 @@ func (a *adminFlags) add(cmd *cobra.Command) {
 	f.StringVar(&a.operatorNamespace, "operator-namespace", v1alpha1.DefaultOperatorNamespace, "namespace routeopt runs in (where API keys are kept)")
 }
 
-// client connects with the caller's own credentials, bounded to 30 s.
-func (a *adminFlags) client(cmd *cobra.Command) (client.Client, context.Context, context.CancelFunc, error) {
-	cfg, err := restConfig(a.kubeconfig)
-	if err != nil {
-		return nil, nil, nil, err
+// run makes a cobra RunE that calls f with a client holding the caller's
+// own credentials, within 30 s.
+func (a *adminFlags) run(f func(ctx context.Context, c client.Client, cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		cfg, err := restConfig(a.kubeconfig)
+		if err != nil {
+			return err
+		}
+		c, err := client.New(cfg, client.Options{Scheme: NewScheme()})
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+		defer cancel()
+		return f(ctx, c, cmd, args)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: NewScheme()})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-	return c, ctx, cancel, nil
 }
 
 // age prints how long ago t was, as kubectl does.
@@ -57,12 +61,7 @@ func newAPIKeyCommand() *cobra.Command {
 		Use:   "create --tenant ID",
 		Short: "Create an API key (printed once, stored only as a hash)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, cancel, err := admin.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
+		RunE: admin.run(func(ctx context.Context, c client.Client, cmd *cobra.Command, _ []string) error {
 			t, err := tenant.Get(ctx, c, tenantID)
 			if err != nil {
 				return err
@@ -76,7 +75,7 @@ func newAPIKeyCommand() *cobra.Command {
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), key)
 			return nil
-		},
+		}),
 	}
 	create.Flags().StringVar(&name, "name", "", "what the key is for, shown by apikey list")
 	create.Flags().StringVar(&scopes, "scopes", strings.Join(webserver.AllScopes, ","), "comma-separated scopes")
@@ -85,12 +84,7 @@ func newAPIKeyCommand() *cobra.Command {
 		Use:   "list --tenant ID",
 		Short: "List a tenant's API keys (never the keys themselves)",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, cancel, err := admin.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
+		RunE: admin.run(func(ctx context.Context, c client.Client, cmd *cobra.Command, _ []string) error {
 			if _, err := tenant.Get(ctx, c, tenantID); err != nil {
 				return err
 			}
@@ -104,20 +98,15 @@ func newAPIKeyCommand() *cobra.Command {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Prefix, strings.Join(k.Scopes, ","), age(k.CreatedAt))
 			}
 			return w.Flush()
-		},
+		}),
 	}
 
 	revoke := &cobra.Command{
 		Use:   "revoke --tenant ID KEY_ID",
 		Short: "Revoke an API key: every API replica refuses it within seconds",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ctx, cancel, err := admin.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
-			err = webserver.RevokeAPIKey(ctx, c, admin.operatorNamespace, tenantID, args[0])
+		RunE: admin.run(func(ctx context.Context, c client.Client, cmd *cobra.Command, args []string) error {
+			err := webserver.RevokeAPIKey(ctx, c, admin.operatorNamespace, tenantID, args[0])
 			if errors.Is(err, webserver.ErrAPIKeyNotFound) {
 				return fmt.Errorf("tenant %q has no API key %q (see routeopt apikey list --tenant %s)", tenantID, args[0], tenantID)
 			}
@@ -126,7 +115,7 @@ func newAPIKeyCommand() *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "API key %s of tenant %s revoked\n", args[0], tenantID)
 			return nil
-		},
+		}),
 	}
 	for _, sub := range []*cobra.Command{create, list, revoke} {
 		sub.Flags().StringVar(&tenantID, "tenant", "", "tenant (company) id")
@@ -142,19 +131,14 @@ looks for them; run it once when upgrading, with your own cluster-admin
 credentials (routeopt's components cannot read Secrets outside their
 namespace). Running it again moves nothing.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, cancel, err := admin.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
+		RunE: admin.run(func(ctx context.Context, c client.Client, cmd *cobra.Command, _ []string) error {
 			moved, err := webserver.MigrateAPIKeys(ctx, c, admin.operatorNamespace)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%d API key(s) moved to namespace %s\n", moved, admin.operatorNamespace)
 			return nil
-		},
+		}),
 	}
 	cmd.AddCommand(create, list, revoke, migrate)
 	return cmd

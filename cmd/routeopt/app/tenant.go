@@ -1,10 +1,12 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/controllers/tenant"
 )
@@ -25,22 +27,16 @@ only there). Run these with your own cluster-admin credentials.`,
 		Use:   "create ID",
 		Short: "Onboard a tenant, or bring an existing one up to date",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := tenant.ValidateID(args[0]); err != nil {
-				return err
-			}
-			c, ctx, cancel, err := admin.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
+		// The id is checked before any connection is made.
+		PreRunE: func(_ *cobra.Command, args []string) error { return tenant.ValidateID(args[0]) },
+		RunE: admin.run(func(ctx context.Context, c client.Client, cmd *cobra.Command, args []string) error {
 			t, err := tenant.Create(ctx, c, args[0], displayName, admin.operatorNamespace)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s (%s) ready in namespace %s\nnext: routeopt apikey create --tenant %s\n", t.ID, t.DisplayName, t.Namespace, t.ID)
 			return nil
-		},
+		}),
 	}
 	create.Flags().StringVar(&displayName, "display-name", "", "company name shown to the tenant (GET /v1/me); default the id")
 
@@ -48,12 +44,7 @@ only there). Run these with your own cluster-admin credentials.`,
 		Use:   "list",
 		Short: "List tenants",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, ctx, cancel, err := admin.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
+		RunE: admin.run(func(ctx context.Context, c client.Client, cmd *cobra.Command, _ []string) error {
 			tenants, err := tenant.List(ctx, c)
 			if err != nil {
 				return err
@@ -68,25 +59,20 @@ only there). Run these with your own cluster-admin credentials.`,
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", t.ID, t.DisplayName, t.Namespace, status, age(t.Created))
 			}
 			return w.Flush()
-		},
+		}),
 	}
 
 	del := &cobra.Command{
 		Use:   "delete ID",
 		Short: "Offboard a tenant: its API keys and webhook secrets, then its namespace with every optimization",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ctx, cancel, err := admin.client(cmd)
-			if err != nil {
-				return err
-			}
-			defer cancel()
+		RunE: admin.run(func(ctx context.Context, c client.Client, cmd *cobra.Command, args []string) error {
 			if err := tenant.Delete(ctx, c, args[0], admin.operatorNamespace); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "tenant %s deleted\n", args[0])
 			return nil
-		},
+		}),
 	}
 	cmd.AddCommand(create, list, del)
 	return cmd
