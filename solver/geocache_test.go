@@ -1,11 +1,20 @@
 package solver
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver/geocode"
 )
 
@@ -58,5 +67,55 @@ func TestPruneGeocodeCacheKeepsNewestWithinSize(t *testing.T) {
 	newest := strings.Repeat("k", 20) + "a" + time.Duration(0).String()
 	if _, ok := got[newest]; !ok {
 		t.Error("the newest entry was dropped")
+	}
+}
+
+// A retried solve pod finds the answers its first attempt kept in the
+// solve's own ConfigMap; the controller's merge moves them into the
+// tenant's cache and out of the solve's ConfigMap, and repeating it is
+// harmless.
+func TestGeocodeAnswersGoThroughTheSolvesConfigMap(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Name: "opt", Namespace: "tenant-a"}}
+	own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: opt.ResultConfigMapName(), Namespace: opt.Namespace}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(own).Build()
+	now := time.Now()
+	found := geocode.Entry{Result: geocode.Result{Lat: 52.5, Lon: 13.4}, Found: true, Stored: now}
+
+	first, err := loadGeocodeCache(ctx, c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Put(ctx, "main street 1", found)
+	if err := first.save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	retried, err := loadGeocodeCache(ctx, c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, ok, _ := retried.Get(ctx, "main street 1"); !ok || e.Result.Lat != 52.5 {
+		t.Fatalf("the retried attempt did not find the first one's answer: %+v %v", e, ok)
+	}
+
+	for range 2 {
+		if err := MergeGeocodeCache(ctx, c, opt, 0, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cache := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: GeocodeCacheConfigMap}, cache); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := cache.Data[cacheKeyHash("main street 1")]; !ok || len(cache.Data) != 1 {
+		t.Errorf("tenant cache %v", cache.Data)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(own), own); err != nil {
+		t.Fatal(err)
+	}
+	if _, left := own.Data[PendingGeocodesKey]; left {
+		t.Error("the merged answers are still in the solve's ConfigMap")
 	}
 }

@@ -117,6 +117,15 @@ func TestGeocodingAndRoadMatrix(t *testing.T) {
 	if len(cm.Data) != 9 { // depot, 6 streets, approx and the not-found one
 		t.Errorf("cache holds %d entries, want 9", len(cm.Data))
 	}
+	// The solve left its answers in its own ConfigMap (it may write no
+	// other); the controller moved them into the tenant's cache.
+	own := &corev1.ConfigMap{}
+	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: s.namespace, Name: opt.ResultConfigMapName()}, own); err != nil {
+		t.Fatal(err)
+	}
+	if _, left := own.Data[solver.PendingGeocodesKey]; left {
+		t.Errorf("the merged answers are still in %s", own.Name)
+	}
 	asked := nominatim.requests.Load()
 	again := createViaREST(t, s, "providers-key-0002", body)
 	waitForState(t, s, again.Name, v1alpha1.StateCompleted)
