@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/webserver/openapi"
 )
 
@@ -40,6 +41,9 @@ type Options struct {
 	RateBurst int
 	// OperatorNamespace holds the API key Secrets; routeopt-system when empty.
 	OperatorNamespace string
+	// WebhookPolicy decides which URLs may be registered as webhooks; nil
+	// means public https targets only.
+	WebhookPolicy *webhook.Policy
 }
 
 // The REST API's permissions, generated into config/rbac/api_role.yaml.
@@ -75,6 +79,9 @@ func New(c client.Client, apiReader, keys client.Reader, log logr.Logger, opts O
 	}
 	if opts.OperatorNamespace == "" {
 		opts.OperatorNamespace = v1alpha1.DefaultOperatorNamespace
+	}
+	if opts.WebhookPolicy == nil {
+		opts.WebhookPolicy, _ = webhook.NewPolicy(nil, nil) // no allowed targets: cannot fail
 	}
 	if opts.RequestTimeout == 0 {
 		opts.RequestTimeout = 1500 * time.Millisecond

@@ -404,6 +404,58 @@ type OptimizationStatus struct {
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=8
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// webhooks records the delivery of this optimization's event (its
+	// terminal state) to each of the tenant's endpoints, so that a
+	// restarted manager neither skips one nor repeats one that succeeded.
+	// +optional
+	// +listType=map
+	// +listMapKey=endpoint
+	// +kubebuilder:validation:MaxItems=64
+	Webhooks []WebhookDelivery `json:"webhooks,omitempty"`
+}
+
+// WebhookResult is how the delivery of an event to one endpoint ended.
+// +kubebuilder:validation:Enum=delivered;failed;dropped
+type WebhookResult string
+
+const (
+	// WebhookDelivered: the endpoint answered an attempt with a 2xx.
+	WebhookDelivered WebhookResult = "delivered"
+	// WebhookFailed: every attempt failed.
+	WebhookFailed WebhookResult = "failed"
+	// WebhookDropped: the endpoint was disabled, or lost its signing
+	// secret, before the event could be sent.
+	WebhookDropped WebhookResult = "dropped"
+)
+
+// WebhookDelivery is the delivery of an optimization's event to one endpoint.
+type WebhookDelivery struct {
+	// endpoint is the WebhookEndpoint's uid (its id in the REST API).
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	Endpoint string `json:"endpoint"`
+	// eventID is the event's id (evt_...).
+	// +required
+	// +kubebuilder:validation:MaxLength=64
+	EventID string `json:"eventID"`
+	// result tells how it ended.
+	// +required
+	Result WebhookResult `json:"result"`
+	// attempts is how many attempts were made.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	Attempts int32 `json:"attempts,omitempty"`
+	// lastStatus is the HTTP status of the last attempt, absent when no
+	// attempt got an answer.
+	// +optional
+	LastStatus *int32 `json:"lastStatus,omitempty"`
+	// message says why the last attempt failed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=512
+	Message string `json:"message,omitempty"`
+	// time is when the delivery ended.
+	// +required
+	Time metav1.Time `json:"time"`
 }
 
 // Optimization is one routing request and its record. Its name is the

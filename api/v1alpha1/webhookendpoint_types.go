@@ -4,6 +4,28 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// Webhook endpoints live in the tenant namespace, named after one of the
+// company's five slots; their signing secrets live in the operator's
+// namespace, as Secrets of type WebhookSecretType labelled with their
+// tenant and their endpoint's uid.
+const (
+	// MaxWebhookEndpoints is SPEC.md's limit per company.
+	MaxWebhookEndpoints = 5
+	// WebhookSecretType is the type of signing-secret Secrets.
+	WebhookSecretType = "routeopt.io/webhook-signing-secret"
+	// WebhookSecretKey is the data key of the signing secret.
+	WebhookSecretKey = "secret"
+	// WebhookEndpointUIDLabel names, on a signing-secret Secret, the uid of
+	// the endpoint it signs for.
+	WebhookEndpointUIDLabel = "routeopt.io/webhook-endpoint-uid"
+	// SigningSecretFinalizer keeps an endpoint until its signing secret is
+	// deleted, whoever deletes the endpoint.
+	SigningSecretFinalizer = "routeopt.io/signing-secret"
+)
+
+// WebhookEndpointName is the name of the endpoint in slot (1 to MaxWebhookEndpoints).
+func WebhookEndpointName(slot int) string { return "webhook-" + string(rune('0'+slot)) }
+
 // WebhookEndpointSpec is a registered receiver of signed events.
 type WebhookEndpointSpec struct {
 	// url receives the events; https and public (checked by the REST API and at connect time).
@@ -12,7 +34,8 @@ type WebhookEndpointSpec struct {
 	// +kubebuilder:validation:MaxLength=500
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="url is immutable"
 	URL string `json:"url"`
-	// secretName names the Secret in the same namespace that holds the signing secret.
+	// secretName names the Secret in the operator's namespace that holds the
+	// signing secret (labelled with this endpoint's uid).
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	SecretName string `json:"secretName,omitempty"`

@@ -10,11 +10,13 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/webserver"
 )
 
@@ -30,6 +32,9 @@ type apiOptions struct {
 	tlsKeyFile   string
 	// operatorNamespace holds the API key Secrets.
 	operatorNamespace string
+	// webhookAllowTargets are HOST:PORT webhook targets allowed although
+	// private (local development).
+	webhookAllowTargets []string
 }
 
 func (o *apiOptions) addFlags(cmd *cobra.Command, defaultListen string) {
@@ -43,28 +48,47 @@ func (o *apiOptions) addFlags(cmd *cobra.Command, defaultListen string) {
 	f.StringVar(&o.tlsCertFile, "tls-cert-file", "", "serve HTTPS with this certificate (PEM); default plain HTTP behind the ingress")
 	f.StringVar(&o.tlsKeyFile, "tls-key-file", "", "private key (PEM) of --tls-cert-file")
 	f.StringVar(&o.operatorNamespace, "operator-namespace", v1alpha1.DefaultOperatorNamespace, "namespace routeopt runs in: API keys are Secrets there")
+	addWebhookAllowTargetFlag(f, &o.webhookAllowTargets)
+}
+
+// addWebhookAllowTargetFlag is --webhook-allow-target, which the API (to
+// register) and the manager (to deliver) both need.
+func addWebhookAllowTargetFlag(f *pflag.FlagSet, into *[]string) {
+	f.StringArrayVar(into, "webhook-allow-target", nil, "HOST:PORT a webhook may target although private, over http too (repeatable; local development only)")
 }
 
 func (o *apiOptions) validate() error {
 	if (o.tlsCertFile == "") != (o.tlsKeyFile == "") {
 		return errors.New("--tls-cert-file and --tls-key-file go together")
 	}
-	return nil
+	_, err := webhook.NewPolicy(o.webhookAllowTargets, nil)
+	return err
+}
+
+// public is the base URL clients reach the API at: --public-url, else the
+// address ln listens on.
+func (o *apiOptions) public(ln net.Listener) string {
+	if o.publicURL != "" {
+		return o.publicURL
+	}
+	scheme := "http://"
+	if o.tlsCertFile != "" {
+		scheme = "https://"
+	}
+	return scheme + ln.Addr().String()
 }
 
 // serveAPI serves the REST API on ln until ctx ends, then drains in-flight
 // requests for up to 10 s.
 func serveAPI(ctx context.Context, ln net.Listener, c cluster.Cluster, o apiOptions, log logr.Logger) error {
-	public := o.publicURL
-	if public == "" {
-		scheme := "http://"
-		if o.tlsCertFile != "" {
-			scheme = "https://"
-		}
-		public = scheme + ln.Addr().String()
+	public := o.public(ln)
+	webhooks, err := webhook.NewPolicy(o.webhookAllowTargets, nil)
+	if err != nil {
+		return err
 	}
 	srv := webserver.New(c.GetClient(), c.GetAPIReader(), c.GetClient(), log.WithName("api"), webserver.Options{
-		PublicURL: public, MaxBodyBytes: o.maxBodyBytes, RequestTimeout: o.kubeTimeout,
+		WebhookPolicy: webhooks,
+		PublicURL:     public, MaxBodyBytes: o.maxBodyBytes, RequestTimeout: o.kubeTimeout,
 		RateLimit: o.rateLimit, RateBurst: o.rateBurst, OperatorNamespace: o.operatorNamespace,
 	})
 	if err := srv.IndexOptimizations(ctx, c.GetCache()); err != nil {

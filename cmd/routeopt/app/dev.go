@@ -39,8 +39,6 @@ type DevOptions struct {
 	APIKey string
 	// ControlPlaneDir holds kube-apiserver and etcd.
 	ControlPlaneDir string
-	// WebhookAllowTargets are HOST:PORT webhook targets allowed despite being private.
-	WebhookAllowTargets []string
 	// ExportLinkTTL is how long export links live.
 	ExportLinkTTL time.Duration
 	// MaxConcurrentSolves bounds in-process solves.
@@ -86,7 +84,6 @@ func newDevCommand() *cobra.Command {
 	f.StringVar(&o.DataDir, "data-dir", ".routeopt-dev", "keeps etcd's data (so a restart keeps every optimization) and writes kubeconfig there")
 	f.StringVar(&o.APIKey, "api-key", "", "use this dev API key (svc_sk_...) instead of a generated one")
 	f.StringVar(&o.ControlPlaneDir, "control-plane-dir", "", "directory with kube-apiserver and etcd; default $KUBEBUILDER_ASSETS, else k8s/ beside this binary")
-	f.StringArrayVar(&o.WebhookAllowTargets, "webhook-allow-target", nil, "HOST:PORT a webhook may target although private (repeatable; development only)")
 	f.DurationVar(&o.ExportLinkTTL, "export-link-ttl", 15*time.Minute, "lifetime of export download links")
 	providers.addFlags(f)
 	f.IntVar(&o.MaxConcurrentSolves, "max-concurrent-solves", 0, "solves at once; the rest wait in queued; default half the CPUs")
@@ -198,11 +195,19 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 	if err != nil {
 		return fmt.Errorf("unable to create manager: %w", err)
 	}
+	ln, err := net.Listen("tcp", o.api.listen)
+	if err != nil {
+		return fmt.Errorf("unable to listen on %s: %w", o.api.listen, err)
+	}
+	defer func() { _ = ln.Close() }()
 	mgrCtx, stopManager := context.WithCancel(ctx)
 	defer stopManager()
 	wait := func() {}
 	if !o.NoControllers {
-		if wait, err = AddControllers(mgrCtx, mgr, RunnerOptions{Kind: "inprocess", MaxConcurrent: o.MaxConcurrentSolves, Retention: o.Retention, Providers: o.Providers}); err != nil {
+		if wait, err = AddControllers(mgrCtx, mgr, RunnerOptions{
+			Kind: "inprocess", MaxConcurrent: o.MaxConcurrentSolves, Retention: o.Retention, Providers: o.Providers,
+			PublicURL: o.api.public(ln), WebhookAllowTargets: o.api.webhookAllowTargets, OperatorNamespace: o.api.operatorNamespace,
+		}); err != nil {
 			return err
 		}
 	}
@@ -226,10 +231,6 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 	key, err := devTenant(ctx, direct, dataDir, o)
 	if err != nil {
 		return err
-	}
-	ln, err := net.Listen("tcp", o.api.listen)
-	if err != nil {
-		return fmt.Errorf("unable to listen on %s: %w", o.api.listen, err)
 	}
 	apiDone := make(chan error, 1)
 	go func() { apiDone <- serveAPI(ctx, ln, mgr, o.api, ctrl.Log.WithName("routeopt")) }()

@@ -100,6 +100,7 @@ func newManagerCommand() *cobra.Command {
 		Short: "Run the controllers (leader-elected)",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ro.Providers = &providers
+			ro.OperatorNamespace = o.operatorNamespace
 			var err error
 			if ro.Resources, err = resources.parse(); err != nil {
 				return err
@@ -146,6 +147,8 @@ func newManagerCommand() *cobra.Command {
 	f.StringVar(&ro.Image, "solver-image", "", "image of solve Jobs (the operator's own image)")
 	f.StringVar(&ro.Command, "solver-command", "/routeopt", "path of the routeopt binary inside --solver-image")
 	f.StringVar(&ro.JobQueueName, "job-queue-name", "", "Kueue LocalQueue name to label solve Jobs with")
+	f.StringVar(&ro.PublicURL, "public-url", "", "base URL clients reach the REST API at, for the links in webhook events")
+	addWebhookAllowTargetFlag(f, &ro.WebhookAllowTargets)
 	f.StringVar(&resources.cpuRequest, "solver-cpu-request", defaults.CPURequest.String(), "CPU request of a solve Job")
 	f.StringVar(&resources.cpuLimit, "solver-cpu-limit", defaults.CPULimit.String(), "CPU limit of a solve Job (the solver uses that many threads); 0 sets none")
 	f.StringVar(&resources.memoryRequest, "solver-memory-request", defaults.MemoryRequest.String(), "memory request of a 500-order solve Job; smaller problems ask for less, down to a quarter")

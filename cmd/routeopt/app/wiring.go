@@ -71,6 +71,13 @@ type RunnerOptions struct {
 	Providers *ProviderOptions
 	// Resources size solve Jobs; nil means controllers.DefaultSolveResources.
 	Resources *controllers.SolveResources
+	// PublicURL is the base of the links in webhook events.
+	PublicURL string
+	// WebhookAllowTargets are HOST:PORT webhook targets delivered to
+	// although private (local development).
+	WebhookAllowTargets []string
+	// OperatorNamespace holds the webhook signing secrets.
+	OperatorNamespace string
 }
 
 func (o *RunnerOptions) validate() error {
