@@ -118,6 +118,12 @@ func (c *Cached) Geocode(ctx context.Context, q Query) (Result, bool, error) {
 			}
 			return cl.res, cl.found, cl.err
 		}
+		// A call that ended between the lookup above and taking the lock
+		// has stored its answer (it stores before it leaves c.calls).
+		if e, ok := c.lookup(ctx, key); ok {
+			c.mu.Unlock()
+			return e.Result, e.Found, nil
+		}
 		cl := &inflight{done: make(chan struct{})}
 		if c.calls == nil {
 			c.calls = map[string]*inflight{}
