@@ -13,16 +13,17 @@ import (
 
 // Error codes of the error envelope (API-DECISIONS.md).
 const (
-	CodeUnauthorized      = "unauthorized"
-	CodeInsufficientScope = "insufficient_scope"
-	CodeNotFound          = "not_found"
-	CodeMethodNotAllowed  = "method_not_allowed"
-	CodeResultNotReady    = "result_not_ready"
-	CodeInvalidState      = "invalid_state"
-	CodePayloadTooLarge   = "payload_too_large"
-	CodeRateLimited       = "rate_limited"
-	CodeUnavailable       = "unavailable"
-	CodeInternal          = "internal_error"
+	CodeUnauthorized        = "unauthorized"
+	CodeInsufficientScope   = "insufficient_scope"
+	CodeNotFound            = "not_found"
+	CodeMethodNotAllowed    = "method_not_allowed"
+	CodeResultNotReady      = "result_not_ready"
+	CodeInvalidState        = "invalid_state"
+	CodeWebhookLimitReached = "webhook_limit_reached"
+	CodePayloadTooLarge     = "payload_too_large"
+	CodeRateLimited         = "rate_limited"
+	CodeUnavailable         = "unavailable"
+	CodeInternal            = "internal_error"
 )
 
 // errorBody is the envelope of every error except validation.

@@ -51,8 +51,13 @@ type Options struct {
 // create, and cancel by patch. API key Secrets live in the operator's
 // namespace only. Inside a tenant namespace (through the RoleBinding
 // `routeopt tenant create` makes) the API reads result ConfigMaps, by name.
+// Webhook endpoints are routeopt's own kind too: registered (create),
+// listed from one informer, removed (the signing finalizer by patch, then
+// delete); their signing secrets are Secrets in the operator's namespace,
+// created and deleted beside the API keys.
 // +kubebuilder:rbac:groups=routeopt.io,resources=optimizations,verbs=get;list;watch;create;patch
-// +kubebuilder:rbac:groups="",namespace=routeopt-system,resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups=routeopt.io,resources=webhookendpoints,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",namespace=routeopt-system,resources=secrets,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:roleName=routeopt-api-tenant,groups="",resources=configmaps,verbs=get
 
 // Server holds what handlers need.
@@ -111,7 +116,9 @@ func (s *Server) Handler() http.Handler {
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
 	r.Use(s.requestID, s.recovery, s.bodyLimit)
-	r.NoRoute(func(c *gin.Context) {
+	// An unknown route under /v1 needs a valid key like every /v1 route:
+	// without one the answer is 401, whatever the path.
+	r.NoRoute(underV1(s.authenticate), underV1(s.rateLimit), func(c *gin.Context) {
 		abortError(c, http.StatusNotFound, CodeNotFound, "no route "+c.Request.Method+" "+c.Request.URL.Path, nil)
 	})
 	r.NoMethod(func(c *gin.Context) {
@@ -131,7 +138,21 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/optimizations/:optimization_id", s.require(ScopeOptimizationsRead), s.getOptimization)
 	v1.GET("/optimizations/:optimization_id/result", s.require(ScopeOptimizationsRead), s.getResult)
 	v1.POST("/optimizations/:optimization_id/cancel", s.require(ScopeOptimizationsWrite), s.cancelOptimization)
+	v1.GET("/webhooks", s.require(ScopeWebhooksRead), s.listWebhooks)
+	v1.POST("/webhooks", s.require(ScopeWebhooksWrite), s.createWebhook)
+	v1.DELETE("/webhooks/:webhook_id", s.require(ScopeWebhooksWrite), s.deleteWebhook)
 	return r
+}
+
+// underV1 runs h for requests under /v1 only; others go on untouched.
+func underV1(h gin.HandlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if p := c.Request.URL.Path; p != "/v1" && !strings.HasPrefix(p, "/v1/") {
+			c.Next()
+			return
+		}
+		h(c)
+	}
 }
 
 // requestID echoes the client's X-Request-ID or makes one.

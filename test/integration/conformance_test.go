@@ -14,7 +14,8 @@ import (
 // optimization endpoints (issue 4): every rule of SPEC.md's tables for
 // POST /v1/optimizations, GET /v1/optimizations, GET /v1/optimizations/{id}
 // and GET /v1/optimizations/{id}/result, through real HTTP against one
-// envtest system.
+// envtest system; and the 422 shapes of POST /v1/webhooks and DELETE
+// /v1/webhooks/{webhook_id} (issue 9).
 //
 // Expectations come from the contract (SPEC.md, API-DECISIONS.md
 // "Validation (422)") and from pydantic v2's and FastAPI's real behaviour
@@ -172,9 +173,10 @@ func cfDJSON(pos int, errText string) cfDetail {
 	e, _ := json.Marshal(errText)
 	return cfDetail{loc: fmt.Sprintf(`["body",%d]`, pos), typ: "json_invalid", msg: cfMsgJSON, ctx: `{"error":` + string(e) + `}`, input: `{}`}
 }
-func cfDUUID(errText string) cfDetail {
+func cfDUUID(errText string) cfDetail { return cfDUUIDAt("optimization_id", errText) }
+func cfDUUIDAt(param, errText string) cfDetail {
 	e, _ := json.Marshal(errText)
-	return cfDetail{loc: `["path","optimization_id"]`, typ: "uuid_parsing", msg: "Input should be a valid UUID, " + errText, ctx: `{"error":` + string(e) + `}`}
+	return cfDetail{loc: `["path","` + param + `"]`, typ: "uuid_parsing", msg: "Input should be a valid UUID, " + errText, ctx: `{"error":` + string(e) + `}`}
 }
 
 // Request bodies. The base request is small and solves in a second:
@@ -271,6 +273,12 @@ func conformanceCases() []cfCase {
 	}
 	get := func(name, path string, status int, ds ...cfDetail) cfCase {
 		return cfCase{name: name, method: "GET", path: path, status: status, details: ds}
+	}
+	hook := func(name, body string, ds ...cfDetail) cfCase {
+		return cfCase{name: name, path: "/v1/webhooks", body: body, key: cfNoKey, status: 422, details: ds}
+	}
+	del := func(name, path string, status int, ds ...cfDetail) cfCase {
+		return cfCase{name: name, method: "DELETE", path: path, status: status, details: ds}
 	}
 	withKey := func(c cfCase, key string) cfCase {
 		c.key = key
@@ -677,9 +685,64 @@ func conformanceCases() []cfCase {
 		// FastAPI reports path errors, then query errors, all at once.
 		get("result bad uuid and bad include_path", "/v1/optimizations/nope/result?include_path=maybe", 422,
 			cfDUUID("invalid character: found `n` at 1"), cfDBoolParse(cfLInclude)),
+
+		// ---- POST /v1/webhooks: WebhookIn, and the registration checks ---------------
+		// Only refusals: a registration would take one of the company's five slots.
+		hook("webhook empty body", "", cfDMissing(`["body"]`).withInput(`null`)),
+		hook("webhook null body", "null", cfDMissing(`["body"]`).withInput(`null`)),
+		hook("webhook array body", `[]`, cfDModelAttrs(`["body"]`).withInput(`[]`)),
+		hook("webhook string body", `"https://93.184.216.34/x"`, cfDModelAttrs(`["body"]`).withInput(`"https://93.184.216.34/x"`)),
+		hook("webhook empty object", `{}`, cfDMissing(cfLo("url")).withInput(`{}`)),
+		hook("webhook invalid JSON", `{"url": }`, cfDJSON(8, "Expecting value")),
+		hook("webhook url number", `{"url":5}`, cfDStrType(cfLo("url")).withInput(`5`)),
+		hook("webhook url null", `{"url":null}`, cfDStrType(cfLo("url")).withInput(`null`)),
+		hook("webhook url object", `{"url":{"href":"https://93.184.216.34/x"}}`, cfDStrType(cfLo("url"))),
+		hook("webhook url 501 characters", `{"url":`+cfJs(whURL501)+`}`, cfDTooLong(cfLo("url"), 500).withInput(cfJs(whURL501))),
+		hook("webhook url 501 characters, not bytes", `{"url":`+cfJs(whURL501Accented)+`}`, cfDTooLong(cfLo("url"), 500)),
+		hook("webhook unknown field", `{"url":"https://93.184.216.34/x","events":["optimization.completed"]}`,
+			cfDExtra(cfLo("events")).withInput(`["optimization.completed"]`)),
+		hook("webhook several errors", `{"secret":"mine","url":5}`, cfDStrType(cfLo("url")), cfDExtra(cfLo("secret"))),
+		// The registration checks run once the body is valid; their text is
+		// the implementation's (api/webhook.Policy.CheckURL).
+		hook("webhook http", `{"url":"http://127.0.0.1/x"}`,
+			cfDValue(cfLo("url"), "the URL must use https, not http").withInput(`"http://127.0.0.1/x"`)),
+		hook("webhook link-local metadata", `{"url":"https://169.254.169.254/latest"}`,
+			cfDValue(cfLo("url"), "169.254.169.254 is not a public address: events go to public receivers only").withInput(`"https://169.254.169.254/latest"`)),
+		hook("webhook loopback IPv6", `{"url":"https://[::1]/x"}`,
+			cfDValue(cfLo("url"), "::1 is not a public address: events go to public receivers only")),
+		hook("webhook private IPv4", `{"url":"https://192.168.1.10/x"}`,
+			cfDValue(cfLo("url"), "192.168.1.10 is not a public address: events go to public receivers only")),
+		hook("webhook IPv4-mapped", `{"url":"https://[::ffff:10.0.0.1]/x"}`,
+			cfDValue(cfLo("url"), "::ffff:10.0.0.1 is not a public address: events go to public receivers only")),
+		hook("webhook decimal address", `{"url":"https://2130706433/x"}`,
+			cfDValue(cfLo("url"), `host "2130706433" spells an IP address in a non-standard form: write a host name or a dotted-decimal address`)),
+		hook("webhook user info", `{"url":"https://me:pw@93.184.216.34/x"}`,
+			cfDValue(cfLo("url"), "the URL must not carry a user name or password")),
+		hook("webhook fragment", `{"url":"https://93.184.216.34/x#top"}`,
+			cfDValue(cfLo("url"), "the URL must not have a fragment (#...)")),
+		// The body's errors come first: the URL is checked only once the body is valid.
+		hook("webhook private url and unknown field", `{"url":"http://127.0.0.1/x","x":1}`, cfDExtra(cfLo("x"))),
+
+		// ---- DELETE /v1/webhooks/{webhook_id} -----------------------------------------
+		del("webhook delete unknown uuid", "/v1/webhooks/"+cfUnknownID, 404),
+		del("webhook delete unknown uuid upper case", "/v1/webhooks/"+strings.ToUpper(cfUnknownID), 404),
+		del("webhook delete unknown uuid braced", "/v1/webhooks/%7B"+cfUnknownID+"%7D", 404),
+		del("webhook delete not a uuid", "/v1/webhooks/webhook-1", 422,
+			cfDUUIDAt("webhook_id", "invalid character: found `w` at 1").withInput(`"webhook-1"`)),
+		del("webhook delete uuid too short", "/v1/webhooks/1234", 422,
+			cfDUUIDAt("webhook_id", "invalid length: expected length 32 for simple format, found 4")),
+		del("webhook delete uuid bad last char", "/v1/webhooks/7d5c7c43-2f58-4f6e-9a1f-2b7d0c9b1e1g", 422,
+			cfDUUIDAt("webhook_id", "invalid character: found `g` at 36")),
 	)
 	return cases
 }
+
+// URLs of 501 characters: ASCII, and with two-byte characters (501
+// characters, more bytes).
+var (
+	whURL501         = "https://93.184.216.34/" + strings.Repeat("a", 501-len("https://93.184.216.34/"))
+	whURL501Accented = "https://93.184.216.34/" + strings.Repeat("é", 501-len("https://93.184.216.34/"))
+)
 
 // The seed optimization: created before the table, replayed by the
 // idempotency cases and read by the GET cases.

@@ -31,7 +31,8 @@ import (
 //     on 429 and 503) and a body matching the schema. A request to a route
 //     the document does not have must be answered 405 method_not_allowed
 //     when the path is documented with other methods and 404 not_found
-//     otherwise, with the error envelope and X-Request-ID.
+//     otherwise, with the error envelope and X-Request-ID; under /v1 a
+//     missing or wrong key is 401 unauthorized first, as on every /v1 route.
 //   - A request marked deliberately invalid (system.callInvalid) must be
 //     refused by the document.
 //   - An unmarked request the document refuses (a test of bad input that
@@ -122,6 +123,7 @@ func filterOptions() *openapi3filter.Options {
 type requestCheck struct {
 	doc        *openapi3.T
 	what       string // "GET /v1/..."
+	path       string // the request's path
 	input      *openapi3filter.RequestValidationInput
 	routeErr   error  // the document has no such operation
 	pathKnown  bool   // ... but has the path with other methods
@@ -133,7 +135,7 @@ type requestCheck struct {
 func checkRequest(t *testing.T, s *system, req *http.Request, invalidWhy string) *requestCheck {
 	t.Helper()
 	doc, router := openAPI(t, s)
-	c := &requestCheck{doc: doc, what: req.Method + " " + req.URL.RequestURI(), invalidWhy: invalidWhy}
+	c := &requestCheck{doc: doc, what: req.Method + " " + req.URL.RequestURI(), path: req.URL.Path, invalidWhy: invalidWhy}
 	route, params, err := router.FindRoute(req)
 	if err != nil {
 		c.routeErr = err
@@ -208,6 +210,8 @@ func (c *requestCheck) offDocument(t *testing.T, status int, header http.Header,
 	want, name := http.StatusNotFound, "NotFound"
 	if c.pathKnown {
 		want, name = http.StatusMethodNotAllowed, "MethodNotAllowed"
+	} else if status == http.StatusUnauthorized && (c.path == "/v1" || strings.HasPrefix(c.path, "/v1/")) {
+		want, name = http.StatusUnauthorized, "Unauthorized"
 	}
 	if status != want {
 		t.Errorf("openapi: %s is not in the document (%v), so the answer must be %d, got %d: %s", c.what, c.routeErr, want, status, clip(body))

@@ -170,10 +170,18 @@ func (e *errs) add(loc []any, typ, msg string, input any, ctx map[string]any) {
 
 func (e *errs) n() int { return len(e.details) }
 
-// valueError is what a pydantic validator raising ValueError(text) produces;
-// FastAPI's jsonable_encoder turns the exception in ctx into {}.
+// ValueError is the detail a pydantic validator raising ValueError(text)
+// produces at loc: type value_error, msg "Value error, <text>"; FastAPI's
+// jsonable_encoder turns the exception in ctx into {}.
+func ValueError(loc []any, text string, input any) Detail {
+	l := make([]any, len(loc))
+	copy(l, loc)
+	return Detail{Loc: l, Msg: "Value error, " + text, Type: "value_error", Input: input, Ctx: map[string]any{"error": map[string]any{}}}
+}
+
+// valueError adds ValueError(loc, text, input).
 func (e *errs) valueError(loc []any, text string, input any) {
-	e.add(loc, "value_error", "Value error, "+text, input, map[string]any{"error": map[string]any{}})
+	e.details = append(e.details, ValueError(loc, text, input))
 }
 
 // at returns loc extended by one element, never sharing loc's array.
