@@ -17,7 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/controllers"
+	"routeopt.io/routeopt/controllers/notify"
 	"routeopt.io/routeopt/solver"
 	"routeopt.io/routeopt/webserver"
 )
@@ -76,8 +78,13 @@ type RunnerOptions struct {
 	// WebhookAllowTargets are HOST:PORT webhook targets delivered to
 	// although private (local development).
 	WebhookAllowTargets []string
-	// OperatorNamespace holds the webhook signing secrets.
+	// OperatorNamespace holds the webhook signing secrets; empty means
+	// v1alpha1.DefaultOperatorNamespace.
 	OperatorNamespace string
+	// WebhookPolicy, when set, is the webhook target policy instead of the
+	// one WebhookAllowTargets make (tests trust their own TLS receivers
+	// through it).
+	WebhookPolicy *webhook.Policy
 }
 
 func (o *RunnerOptions) validate() error {
@@ -92,6 +99,16 @@ func (o *RunnerOptions) validate() error {
 	}
 	if o.MaxConcurrent <= 0 {
 		o.MaxConcurrent = max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	if o.OperatorNamespace == "" {
+		o.OperatorNamespace = v1alpha1.DefaultOperatorNamespace
+	}
+	if o.WebhookPolicy == nil {
+		policy, err := webhook.NewPolicy(o.WebhookAllowTargets, nil)
+		if err != nil {
+			return fmt.Errorf("--webhook-allow-target: %w", err)
+		}
+		o.WebhookPolicy = policy
 	}
 	return nil
 }
@@ -141,6 +158,14 @@ func AddControllers(ctx context.Context, mgr manager.Manager, o RunnerOptions) (
 	if err != nil {
 		return nil, fmt.Errorf("unable to set up the optimization controller: %w", err)
 	}
+	if o.PublicURL == "" {
+		mgr.GetLogger().Info("No --public-url: the links in webhook events are paths without a host")
+	}
+	if _, err := notify.Setup(ctx, mgr, notify.Options{
+		Policy: o.WebhookPolicy, PublicURL: o.PublicURL, OperatorNamespace: o.OperatorNamespace,
+	}); err != nil {
+		return nil, err
+	}
 	return wait, nil
 }
 
@@ -149,7 +174,7 @@ func AddControllers(ctx context.Context, mgr manager.Manager, o RunnerOptions) (
 // lazily on first use otherwise, and a first request would wait for a full
 // LIST of every Optimization, past the API's Kubernetes timeout.
 func StartAPIInformers(ctx context.Context, c cache.Cache) error {
-	for _, obj := range []client.Object{&v1alpha1.Optimization{}, &corev1.Secret{}} {
+	for _, obj := range []client.Object{&v1alpha1.Optimization{}, &corev1.Secret{}, &v1alpha1.WebhookEndpoint{}} {
 		if _, err := c.GetInformer(ctx, obj); err != nil {
 			return fmt.Errorf("unable to start the %T informer: %w", obj, err)
 		}
