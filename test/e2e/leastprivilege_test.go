@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,14 +68,21 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	acme := onboard(t, "acme")
-	url := startAPI(t, acme.key)
+	hooks := newReceiver(t)
+	allow := "--webhook-allow-target=" + strings.TrimPrefix(hooks.URL, "http://")
+	url := startAPI(t, acme.key, allow)
+	status, endpoint := call(url, acme.key, http.MethodPost, "/v1/webhooks", map[string]any{"url": hooks.URL + "/events"}, nil)
+	if status != http.StatusCreated {
+		t.Fatalf("register a webhook: %d %v", status, endpoint)
+	}
+	secret, _ := endpoint["secret"].(string)
 
 	// The kubelet runs the first optimization's pod and holds the second's,
 	// so the second's identity can be examined while it exists. Ids follow
 	// from the Idempotency-Key.
 	second := webserver.OptimizationID(acme.namespace, "least-privilege-second")
 	k := startKubelet(t, acme.namespace, holding(second))
-	mgr := startManager(t, "manager")
+	mgr := startManager(t, "manager", allow)
 
 	first := createOptimization(t, url, acme.key, "least-privilege-first", nil)
 	waitState(t, url, acme.key, first, "completed", time.Minute)
@@ -82,6 +90,7 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 	if status != http.StatusOK || result["kpis"].(map[string]any)["orders_assigned"] != float64(10) {
 		t.Fatalf("result: %d %v", status, result)
 	}
+	hooks.waitEvent(t, first, "optimization.completed").verify(t, secret)
 	pods := solvePods(k, first)
 	if len(pods) != 1 || pods[0].ExitCode != 0 {
 		t.Fatalf("the first solve's pods: %+v", pods)
@@ -97,13 +106,20 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		}
 	}
 
-	// The key lives in the operator's namespace, not the tenant's.
+	// The key and the signing secret live in the operator's namespace, not the tenant's.
 	secrets := &corev1.SecretList{}
 	if err := env.Client.List(ctx, secrets, client.MatchingLabels{v1alpha1.TenantLabel: acme.id}); err != nil {
 		t.Fatal(err)
 	}
-	if len(secrets.Items) != 1 || secrets.Items[0].Namespace != operatorNamespace {
-		t.Errorf("the tenant's Secrets: %d, in %v", len(secrets.Items), secrets.Items)
+	types := map[corev1.SecretType]int{}
+	for _, s := range secrets.Items {
+		if s.Namespace != operatorNamespace {
+			t.Errorf("Secret %s/%s of the tenant outside the operator's namespace", s.Namespace, s.Name)
+		}
+		types[s.Type]++
+	}
+	if types[webserver.SecretTypeAPIKey] != 1 || types[v1alpha1.WebhookSecretType] != 1 || len(secrets.Items) != 2 {
+		t.Errorf("the tenant's Secrets by type: %v, want one API key and one signing secret", types)
 	}
 
 	if id := createOptimization(t, url, acme.key, "least-privilege-second", nil); id != second {
@@ -134,8 +150,17 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: operatorNamespace, allowed: true},
 		{verb: "create", group: "authentication.k8s.io", resource: "tokenreviews", allowed: true},
 		{verb: "create", group: "authorization.k8s.io", resource: "subjectaccessreviews", allowed: true},
-		// Secrets: none at all
-		{verb: "get", resource: "secrets", namespace: operatorNamespace},
+		// webhook endpoints: read, status, finalizer; never registered by it
+		{verb: "watch", group: "routeopt.io", resource: "webhookendpoints", allowed: true},
+		{verb: "patch", group: "routeopt.io", resource: "webhookendpoints", subresource: "status", namespace: T, allowed: true},
+		{verb: "create", group: "routeopt.io", resource: "webhookendpoints", namespace: T},
+		// Secrets: signing secrets by name in the operator's namespace (read
+		// to sign, deleted with their endpoint), never listed, nowhere else
+		{verb: "get", resource: "secrets", namespace: operatorNamespace, allowed: true},
+		{verb: "delete", resource: "secrets", namespace: operatorNamespace, allowed: true},
+		{verb: "list", resource: "secrets", namespace: operatorNamespace},
+		{verb: "watch", resource: "secrets", namespace: operatorNamespace},
+		{verb: "create", resource: "secrets", namespace: operatorNamespace},
 		{verb: "get", resource: "secrets", namespace: T},
 		{verb: "list", resource: "secrets"},
 		{verb: "get", resource: "secrets", namespace: "kube-system"},
@@ -173,11 +198,15 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		{verb: "patch", group: "routeopt.io", resource: "optimizations", namespace: T, allowed: true},
 		{verb: "watch", group: "routeopt.io", resource: "optimizations", allowed: true},
 		{verb: "get", resource: "configmaps", namespace: T, allowed: true},
-		// Secrets only in the operator's namespace
+		{verb: "create", group: "routeopt.io", resource: "webhookendpoints", namespace: T, allowed: true},
+		{verb: "delete", group: "routeopt.io", resource: "webhookendpoints", namespace: T, allowed: true},
+		{verb: "patch", group: "routeopt.io", resource: "webhookendpoints", subresource: "status", namespace: T},
+		// Secrets only in the operator's namespace (API keys, signing secrets)
+		{verb: "create", resource: "secrets", namespace: operatorNamespace, allowed: true},
 		{verb: "get", resource: "secrets", namespace: T},
+		{verb: "create", resource: "secrets", namespace: T},
 		{verb: "list", resource: "secrets"},
 		{verb: "get", resource: "secrets", namespace: "kube-system"},
-		{verb: "create", resource: "secrets", namespace: operatorNamespace},
 		// reads results by name, nothing else of a tenant
 		{verb: "list", resource: "configmaps", namespace: T},
 		{verb: "get", resource: "configmaps", namespace: "kube-system"},
@@ -248,6 +277,7 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		t.Fatalf("cancel: %d %v", status, rec)
 	}
 	waitState(t, url, acme.key, second, "cancelled", 10*time.Second)
+	hooks.waitEvent(t, second, "optimization.cancelled").verify(t, secret)
 	if err := waitGone(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: T, Name: solveSA}}); err != nil {
 		t.Errorf("the cancelled solve's RoleBinding: %v", err)
 	}

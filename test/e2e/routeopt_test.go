@@ -4,16 +4,21 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/tls"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -192,8 +197,8 @@ func onboard(t *testing.T, prefix string) tenant {
 func rand8() string { return fmt.Sprintf("%08x", time.Now().UnixNano()&0xffffffff) }
 
 // startAPI runs `routeopt api` as its ServiceAccount, with the rendered
-// Deployment's arguments, and waits until it answers.
-func startAPI(t *testing.T, key string) string {
+// Deployment's arguments and extra ones, and waits until it answers.
+func startAPI(t *testing.T, key string, extra ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -205,7 +210,7 @@ func startAPI(t *testing.T, key string) string {
 	url := "http://" + addr
 	framework.StartProcess(t, framework.ProcessOptions{
 		Name: "api", Path: framework.Routeopt(t),
-		Args: containerArgs(t, "routeopt-api", map[string]string{"PUBLIC_URL": url}, "--listen="+addr, "--kubeconfig="+kc),
+		Args: containerArgs(t, "routeopt-api", map[string]string{"PUBLIC_URL": url}, append([]string{"--listen=" + addr, "--kubeconfig=" + kc}, extra...)...),
 	})
 	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
 		status, _ := call(url, key, http.MethodGet, "/v1/me", nil, nil)
@@ -416,5 +421,76 @@ func holding(id string) func(*corev1.Pod) framework.Action {
 			return framework.Hold()
 		}
 		return framework.Run()
+	}
+}
+
+// receiver is a webhook receiver on loopback (allowed with
+// --webhook-allow-target): it answers 200 and keeps every delivery.
+type receiver struct {
+	*httptest.Server
+	mu     sync.Mutex
+	events []delivery
+}
+
+// delivery is one request a receiver got.
+type delivery struct {
+	signature string
+	body      []byte
+	event     map[string]any
+}
+
+func newReceiver(t *testing.T) *receiver {
+	t.Helper()
+	r := &receiver{}
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		d := delivery{signature: req.Header.Get("Service-Signature"), body: body}
+		_ = json.Unmarshal(body, &d.event)
+		r.mu.Lock()
+		r.events = append(r.events, d)
+		r.mu.Unlock()
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+// waitEvent waits for the delivery of optimization id's event of type typ.
+func (r *receiver) waitEvent(t *testing.T, id, typ string) delivery {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		r.mu.Lock()
+		for _, d := range r.events {
+			data, _ := d.event["data"].(map[string]any)
+			if d.event["type"] == typ && data["optimization_id"] == id {
+				r.mu.Unlock()
+				return d
+			}
+		}
+		r.mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no %s event for %s", typ, id)
+	return delivery{}
+}
+
+// verify checks a delivery's Service-Signature by hand: HMAC-SHA256 over
+// "<t>.<raw body>" keyed with the whole secret, t within 300 s.
+func (d delivery) verify(t *testing.T, secret string) {
+	t.Helper()
+	var ts, v1 string
+	for _, part := range strings.Split(d.signature, ",") {
+		if v, ok := strings.CutPrefix(part, "t="); ok {
+			ts = v
+		} else if v, ok := strings.CutPrefix(part, "v1="); ok {
+			v1 = v
+		}
+	}
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(ts + "."))
+	mac.Write(d.body)
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || !hmac.Equal([]byte(v1), []byte(hex.EncodeToString(mac.Sum(nil)))) || time.Since(time.Unix(sec, 0)).Abs() > 300*time.Second {
+		t.Errorf("signature %q does not verify", d.signature)
 	}
 }
