@@ -119,8 +119,9 @@ func (c *Cached) Geocode(ctx context.Context, q Query) (Result, bool, error) {
 			return cl.res, cl.found, cl.err
 		}
 		// A call that ended between the lookup above and taking the lock
-		// has stored its answer (it stores before it leaves c.calls).
-		if e, ok := c.lookup(ctx, key); ok {
+		// has stored its answer (it stores before it leaves c.calls). A
+		// store that fails was reported by the lookup above already.
+		if e, ok, _ := c.fresh(ctx, key); ok {
 			c.mu.Unlock()
 			return e.Result, e.Found, nil
 		}
@@ -148,15 +149,20 @@ func (c *Cached) Geocode(ctx context.Context, q Query) (Result, bool, error) {
 	}
 }
 
-// lookup returns a fresh entry for key.
+// lookup returns a fresh entry for key, reporting a store that fails.
 func (c *Cached) lookup(ctx context.Context, key string) (Entry, bool) {
-	e, ok, err := c.Store.Get(ctx, key)
+	e, ok, err := c.fresh(ctx, key)
 	if err != nil {
 		c.storeError(err)
-		return Entry{}, false
 	}
-	if !ok {
-		return Entry{}, false
+	return e, ok
+}
+
+// fresh returns the entry of key when it has not expired.
+func (c *Cached) fresh(ctx context.Context, key string) (Entry, bool, error) {
+	e, ok, err := c.Store.Get(ctx, key)
+	if err != nil || !ok {
+		return Entry{}, false, err
 	}
 	ttl := c.TTL
 	if ttl <= 0 {
@@ -167,9 +173,9 @@ func (c *Cached) lookup(ctx context.Context, key string) (Entry, bool) {
 	}
 	age := c.now().Sub(e.Stored)
 	if age >= ttl || age < -time.Hour { // expired, or stored in the future by a bad clock
-		return Entry{}, false
+		return Entry{}, false, nil
 	}
-	return e, true
+	return e, true, nil
 }
 
 func (c *Cached) now() time.Time {
