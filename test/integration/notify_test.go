@@ -27,13 +27,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
@@ -752,45 +748,7 @@ func TestNotifyEndpointDeleted(t *testing.T) {
 // production manager sees every tenant; it stops at the end of the test.
 func startManagerFor(t testing.TB, ro app.RunnerOptions, namespaces ...string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	opts := app.ManagerCacheOptions()
-	opts.DefaultNamespaces = map[string]cache.Config{}
-	for _, ns := range namespaces {
-		opts.DefaultNamespaces[ns] = cache.Config{}
-	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 app.NewScheme(),
-		Cache:                  opts,
-		Client:                 app.ManagerClientOptions(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	wait, err := app.AddControllers(ctx, mgr, ro)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := mgr.Start(ctx); err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		cancel()
-		t.Fatal("manager cache did not sync")
-	}
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		wait()
-	})
+	t.Cleanup(runManager(t, ro, namespaces...))
 }
 
 // One manager serves two companies: each endpoint gets only its own

@@ -197,9 +197,21 @@ func startAPI(ctx context.Context, t *testing.T, restCfg *rest.Config, ns string
 // namespace; stopManager stops it and waits for its solves to end.
 func (s *system) startManager(t *testing.T) {
 	t.Helper()
+	s.stopManager = runManager(t, s.runner, s.namespace)
+}
+
+// runManager starts a manager whose cache sees namespaces (as a
+// production manager sees every tenant) with runner options ro, and
+// returns a stop function that waits until its solves have stopped; it may
+// be called more than once.
+func runManager(t testing.TB, ro app.RunnerOptions, namespaces ...string) func() {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	opts := app.ManagerCacheOptions()
-	opts.DefaultNamespaces = map[string]cache.Config{s.namespace: {}}
+	opts.DefaultNamespaces = map[string]cache.Config{}
+	for _, ns := range namespaces {
+		opts.DefaultNamespaces[ns] = cache.Config{}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 app.NewScheme(),
 		Cache:                  opts,
@@ -213,7 +225,7 @@ func (s *system) startManager(t *testing.T) {
 		cancel()
 		t.Fatal(err)
 	}
-	wait, err := app.AddControllers(ctx, mgr, s.runner)
+	wait, err := app.AddControllers(ctx, mgr, ro)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -230,7 +242,7 @@ func (s *system) startManager(t *testing.T) {
 		t.Fatal("manager cache did not sync")
 	}
 	var once sync.Once
-	s.stopManager = func() {
+	return func() {
 		once.Do(func() {
 			cancel()
 			<-done
