@@ -39,8 +39,6 @@ type DevOptions struct {
 	APIKey string
 	// ControlPlaneDir holds kube-apiserver and etcd.
 	ControlPlaneDir string
-	// ExportLinkTTL is how long export links live.
-	ExportLinkTTL time.Duration
 	// MaxConcurrentSolves bounds in-process solves.
 	MaxConcurrentSolves int
 	// Retention deletes finished optimizations this long after they finished.
@@ -84,7 +82,6 @@ func newDevCommand() *cobra.Command {
 	f.StringVar(&o.DataDir, "data-dir", ".routeopt-dev", "keeps etcd's data (so a restart keeps every optimization) and writes kubeconfig there")
 	f.StringVar(&o.APIKey, "api-key", "", "use this dev API key (svc_sk_...) instead of a generated one")
 	f.StringVar(&o.ControlPlaneDir, "control-plane-dir", "", "directory with kube-apiserver and etcd; default $KUBEBUILDER_ASSETS, else k8s/ beside this binary")
-	f.DurationVar(&o.ExportLinkTTL, "export-link-ttl", 15*time.Minute, "lifetime of export download links")
 	providers.addFlags(f)
 	f.IntVar(&o.MaxConcurrentSolves, "max-concurrent-solves", 0, "solves at once; the rest wait in queued; default half the CPUs")
 	f.BoolVar(&controllers, "controllers", true, "run the controllers; false serves only the control plane and the API (load tests)")
