@@ -24,6 +24,10 @@ const (
 	CodeRateLimited         = "rate_limited"
 	CodeUnavailable         = "unavailable"
 	CodeInternal            = "internal_error"
+	// CodeInvalidSignature and CodeLinkExpired answer an export's download
+	// link, which carries its own signature instead of an API key.
+	CodeInvalidSignature = "invalid_signature"
+	CodeLinkExpired      = "link_expired"
 )
 
 // errorBody is the envelope of every error except validation.

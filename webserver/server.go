@@ -44,6 +44,14 @@ type Options struct {
 	// WebhookPolicy decides which URLs may be registered as webhooks; nil
 	// means public https targets only.
 	WebhookPolicy *webhook.Policy
+	// ExportLinkTTL is how long an export's download link lives;
+	// DefaultExportLinkTTL when zero.
+	ExportLinkTTL time.Duration
+	// ExportKeyRefresh is how long the export signing keys read from their
+	// Secret are used before being read again, so a rotation reaches every
+	// replica within it; 10 s when zero. A link naming a key the replica
+	// does not know makes it read them at once (at most once a second).
+	ExportKeyRefresh time.Duration
 }
 
 // The REST API's permissions, generated into config/rbac/api_role.yaml.
@@ -54,7 +62,9 @@ type Options struct {
 // Webhook endpoints are routeopt's own kind too: registered (create),
 // listed from one informer, removed (the signing finalizer by patch, then
 // delete); their signing secrets are Secrets in the operator's namespace,
-// created and deleted beside the API keys.
+// created and deleted beside the API keys. The export signing key is one
+// more Secret there, read by name (around the cache) and created when
+// missing; only the platform team's `routeopt exportkey rotate` updates it.
 // +kubebuilder:rbac:groups=routeopt.io,resources=optimizations,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=routeopt.io,resources=webhookendpoints,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",namespace=routeopt-system,resources=secrets,verbs=get;list;watch;create;delete
@@ -75,6 +85,8 @@ type Server struct {
 	limiter *keyLimiter
 	// index serves lists; IndexOptimizations sets it before serving.
 	index *listIndex
+	// exportKeys sign and verify export download links.
+	exportKeys *exportKeyring
 }
 
 // New builds a Server. keys is the reader API key Secrets are looked up in.
@@ -91,11 +103,18 @@ func New(c client.Client, apiReader, keys client.Reader, log logr.Logger, opts O
 	if opts.RequestTimeout == 0 {
 		opts.RequestTimeout = 1500 * time.Millisecond
 	}
+	if opts.ExportLinkTTL == 0 {
+		opts.ExportLinkTTL = DefaultExportLinkTTL
+	}
+	if opts.ExportKeyRefresh == 0 {
+		opts.ExportKeyRefresh = defaultExportKeyRefresh
+	}
 	s := &Server{
 		client: c, apiReader: apiReader, keys: keys, opts: opts,
 		clock: clock.RealClock{}, log: log,
 		baseURL: strings.TrimRight(opts.PublicURL, "/"),
 	}
+	s.exportKeys = &exportKeyring{reader: apiReader, writer: c, namespace: opts.OperatorNamespace, clock: s.clock, refresh: opts.ExportKeyRefresh}
 	if opts.RateLimit > 0 {
 		s.limiter = newKeyLimiter(opts.RateLimit, max(1, opts.RateBurst))
 	}
@@ -130,6 +149,8 @@ func (s *Server) Handler() http.Handler {
 	docs := gin.WrapH(openapi.DocsHandler())
 	r.GET(openapi.DocsPath, docs)
 	r.GET(openapi.DocsPath+"/*asset", docs)
+	// An export's download link carries its own signature instead of a key.
+	r.GET(exportsPath+":export_id", s.downloadExport)
 
 	v1 := r.Group("/v1", s.authenticate, s.rateLimit)
 	v1.GET("/me", s.me)
@@ -138,6 +159,7 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/optimizations/:optimization_id", s.require(ScopeOptimizationsRead), s.getOptimization)
 	v1.GET("/optimizations/:optimization_id/result", s.require(ScopeOptimizationsRead), s.getResult)
 	v1.POST("/optimizations/:optimization_id/cancel", s.require(ScopeOptimizationsWrite), s.cancelOptimization)
+	v1.POST("/optimizations/:optimization_id/exports", s.require(ScopeExportsWrite), s.createExport)
 	v1.GET("/webhooks", s.require(ScopeWebhooksRead), s.listWebhooks)
 	v1.POST("/webhooks", s.require(ScopeWebhooksWrite), s.createWebhook)
 	v1.DELETE("/webhooks/:webhook_id", s.require(ScopeWebhooksWrite), s.deleteWebhook)
@@ -255,6 +277,18 @@ func (s *Server) me(c *gin.Context) {
 		"company": gin.H{"id": p.CompanyID, "name": p.CompanyName},
 		"scopes":  p.Scopes,
 	})
+}
+
+// LoadExportSigningKey reads the export signing key, creating it when it
+// is missing (the first API replica to start does), so a replica that
+// cannot reach it fails at start rather than at its first export.
+func (s *Server) LoadExportSigningKey(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if _, err := s.exportKeys.get(ctx, 0); err != nil {
+		return fmt.Errorf("unable to load the export signing key (Secret %s/%s): %w", s.opts.OperatorNamespace, ExportSigningKeySecret, err)
+	}
+	return nil
 }
 
 // WarmUp sends a dry-run create of a minimal Optimization, so the API

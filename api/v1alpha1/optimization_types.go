@@ -12,6 +12,11 @@ const (
 	// RequestHashAnnotation holds the SHA-256 of the canonical JSON of the
 	// create request, to tell a retried request from a different one.
 	RequestHashAnnotation = "routeopt.io/request-sha256"
+	// ExportsAnnotation holds the optimization's export records (a JSON
+	// list, written by the REST API): every API replica answers the same
+	// arguments with the same record, and the records go with the
+	// optimization at retention.
+	ExportsAnnotation = "routeopt.io/exports"
 	// OptimizationLabel names the Optimization a child object belongs to.
 	OptimizationLabel = "routeopt.io/optimization"
 	// ResultConfigMapSuffix is appended to an Optimization's name to name its

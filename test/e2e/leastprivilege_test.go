@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -91,6 +92,20 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		t.Fatalf("result: %d %v", status, result)
 	}
 	hooks.waitEvent(t, first, "optimization.completed").verify(t, secret)
+	// The export: a signed link, downloaded without an API key.
+	status, export := call(url, acme.key, http.MethodPost, "/v1/optimizations/"+first+"/exports", map[string]any{"format": "csv"}, nil)
+	if status != http.StatusCreated {
+		t.Fatalf("export: %d %v", status, export)
+	}
+	resp, err := http.Get(export["download_url"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(string(file), "\ufeff") || strings.Count(string(file), "\n") != 11 {
+		t.Errorf("download: %d, %d bytes: %.200q", resp.StatusCode, len(file), file)
+	}
 	pods := solvePods(k, first)
 	if len(pods) != 1 || pods[0].ExitCode != 0 {
 		t.Fatalf("the first solve's pods: %+v", pods)
@@ -203,6 +218,7 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		{verb: "patch", group: "routeopt.io", resource: "webhookendpoints", subresource: "status", namespace: T},
 		// Secrets only in the operator's namespace (API keys, signing secrets)
 		{verb: "create", resource: "secrets", namespace: operatorNamespace, allowed: true},
+		{verb: "update", resource: "secrets", namespace: operatorNamespace, name: "routeopt-export-signing-key"},
 		{verb: "get", resource: "secrets", namespace: T},
 		{verb: "create", resource: "secrets", namespace: T},
 		{verb: "list", resource: "secrets"},

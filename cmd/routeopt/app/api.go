@@ -35,6 +35,8 @@ type apiOptions struct {
 	// webhookAllowTargets are HOST:PORT webhook targets allowed although
 	// private (local development).
 	webhookAllowTargets []string
+	// exportLinkTTL is how long export download links live.
+	exportLinkTTL time.Duration
 }
 
 func (o *apiOptions) addFlags(cmd *cobra.Command, defaultListen string) {
@@ -49,6 +51,7 @@ func (o *apiOptions) addFlags(cmd *cobra.Command, defaultListen string) {
 	f.StringVar(&o.tlsKeyFile, "tls-key-file", "", "private key (PEM) of --tls-cert-file")
 	f.StringVar(&o.operatorNamespace, "operator-namespace", v1alpha1.DefaultOperatorNamespace, "namespace routeopt runs in: API keys are Secrets there")
 	addWebhookAllowTargetFlag(f, &o.webhookAllowTargets)
+	f.DurationVar(&o.exportLinkTTL, "export-link-ttl", webserver.DefaultExportLinkTTL, "how long an export's signed download link lives")
 }
 
 // addWebhookAllowTargetFlag is --webhook-allow-target, which the API (to
@@ -60,6 +63,9 @@ func addWebhookAllowTargetFlag(f *pflag.FlagSet, into *[]string) {
 func (o *apiOptions) validate() error {
 	if (o.tlsCertFile == "") != (o.tlsKeyFile == "") {
 		return errors.New("--tls-cert-file and --tls-key-file go together")
+	}
+	if o.exportLinkTTL < 0 || o.exportLinkTTL > 0 && o.exportLinkTTL < time.Second {
+		return errors.New("--export-link-ttl must be at least 1s (links expire at whole seconds)")
 	}
 	_, err := webhook.NewPolicy(o.webhookAllowTargets, nil)
 	return err
@@ -90,8 +96,12 @@ func serveAPI(ctx context.Context, ln net.Listener, c cluster.Cluster, o apiOpti
 		WebhookPolicy: webhooks,
 		PublicURL:     public, MaxBodyBytes: o.maxBodyBytes, RequestTimeout: o.kubeTimeout,
 		RateLimit: o.rateLimit, RateBurst: o.rateBurst, OperatorNamespace: o.operatorNamespace,
+		ExportLinkTTL: o.exportLinkTTL,
 	})
 	if err := srv.IndexOptimizations(ctx, c.GetCache()); err != nil {
+		return err
+	}
+	if err := srv.LoadExportSigningKey(ctx); err != nil {
 		return err
 	}
 	srv.WarmUp(ctx, metav1.NamespaceDefault)

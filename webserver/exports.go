@@ -1,0 +1,366 @@
+package webserver
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/export"
+	"routeopt.io/routeopt/webserver/schema"
+)
+
+// Exports (SPEC.md endpoint 6 and rule 2; API-DECISIONS.md, "Records and
+// envelopes"). An export is a record on its Optimization, in the
+// annotation v1alpha1.ExportsAnnotation, so every API replica answers the
+// same and the records go with the optimization at retention. Its file is
+// rendered on each download (package export) from the stored result; the
+// download link needs no API key: it carries what the download needs and an
+// HMAC-SHA256 signature over all of it, under the export signing key
+// (exportkeys.go) named by the link's key id:
+//
+//	<public URL>/v1/exports/<export id>?tenant=<company id>
+//	  &optimization_id=<id>&optimization_uid=<uid>&format=<xlsx|csv>
+//	  &include_driver_instructions=<true|false>&expires=<unix seconds>
+//	  &key_id=<key id>&signature=<base64url HMAC, no padding>
+//
+// The signature covers every other parameter and the export id
+// (exportLink.canonical); the optimization's uid makes a link die with its
+// optimization even if one of the same id is created again.
+
+// DefaultExportLinkTTL is how long a download link lives unless configured.
+const DefaultExportLinkTTL = 15 * time.Minute
+
+// exportsPath is where download links point, below the public URL.
+const exportsPath = "/v1/exports/"
+
+// Query parameters of a download link.
+const (
+	linkTenant          = "tenant"
+	linkOptimizationID  = "optimization_id"
+	linkOptimizationUID = "optimization_uid"
+	linkFormat          = "format"
+	linkInclude         = "include_driver_instructions"
+	linkExpires         = "expires"
+	linkKeyID           = "key_id"
+	linkSignature       = "signature"
+)
+
+// exportPatchAttempts bounds the optimistic-lock retries of a create.
+const exportPatchAttempts = 5
+
+// ExportRecord is API-DECISIONS.md's export record.
+type ExportRecord struct {
+	ID                        string `json:"id"`
+	OptimizationID            string `json:"optimization_id"`
+	Format                    string `json:"format"`
+	IncludeDriverInstructions bool   `json:"include_driver_instructions"`
+	DownloadURL               string `json:"download_url"`
+	ExpiresAt                 string `json:"expires_at"`
+	CreatedAt                 string `json:"created_at"`
+}
+
+// storedExport is one export in the Optimization's annotation. The link is
+// not stored (it would be a bearer credential in plain sight of anyone who
+// may read the Optimization): it is signed again from these fields, with
+// the key KeyID names, and comes out the same.
+type storedExport struct {
+	ID                        string    `json:"id"`
+	Format                    string    `json:"format"`
+	IncludeDriverInstructions bool      `json:"includeDriverInstructions"`
+	KeyID                     string    `json:"keyID"`
+	CreatedAt                 time.Time `json:"createdAt"`
+	ExpiresAt                 time.Time `json:"expiresAt"`
+}
+
+// live reports whether the export's link still works at now with keys.
+func (e storedExport) live(now time.Time, keys *ExportSigningKeys) bool {
+	return now.Before(e.ExpiresAt) && keys.byID(e.KeyID) != nil
+}
+
+// storedExports reads the annotation; one that cannot be read holds no
+// usable export (the next create writes a good one over it).
+func storedExports(opt *v1alpha1.Optimization) []storedExport {
+	raw := opt.Annotations[v1alpha1.ExportsAnnotation]
+	if raw == "" {
+		return nil
+	}
+	var out []storedExport
+	if err := json.Unmarshal([]byte(raw), &out); err != nil {
+		return nil
+	}
+	return out
+}
+
+// exportLink is what a download link carries besides its signature.
+type exportLink struct {
+	ExportID, Tenant, OptimizationID, OptimizationUID string
+	Format, Include, Expires, KeyID                   string
+}
+
+// canonical is the signed string: a version tag and every field, one per
+// line, in a fixed order. Fields never contain a newline when signed, so
+// no other set of fields gives the same string.
+func (l exportLink) canonical() string {
+	return strings.Join([]string{
+		"routeopt-export-link-v1", l.ExportID, l.Tenant, l.OptimizationID, l.OptimizationUID,
+		l.Format, l.Include, l.Expires, l.KeyID,
+	}, "\n")
+}
+
+func (l exportLink) mac(key []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(l.canonical()))
+	return m.Sum(nil)
+}
+
+// url is the signed download URL under base.
+func (l exportLink) url(base string, key []byte) string {
+	var b strings.Builder
+	b.WriteString(base + exportsPath + url.PathEscape(l.ExportID) + "?")
+	for i, kv := range [][2]string{
+		{linkTenant, l.Tenant}, {linkOptimizationID, l.OptimizationID}, {linkOptimizationUID, l.OptimizationUID},
+		{linkFormat, l.Format}, {linkInclude, l.Include}, {linkExpires, l.Expires}, {linkKeyID, l.KeyID},
+		{linkSignature, base64.RawURLEncoding.EncodeToString(l.mac(key))},
+	} {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(kv[0] + "=" + url.QueryEscape(kv[1]))
+	}
+	return b.String()
+}
+
+// verify reports, in constant time, whether signature is l's under key.
+func (l exportLink) verify(key []byte, signature string) bool {
+	got, err := base64.RawURLEncoding.DecodeString(signature)
+	if err != nil {
+		return false
+	}
+	return hmac.Equal(got, l.mac(key))
+}
+
+// link is the download link of e, an export of opt made by tenant.
+func (e storedExport) link(tenant string, opt *v1alpha1.Optimization) exportLink {
+	return exportLink{
+		ExportID: e.ID, Tenant: tenant, OptimizationID: opt.Name, OptimizationUID: string(opt.UID),
+		Format: e.Format, Include: strconv.FormatBool(e.IncludeDriverInstructions),
+		Expires: strconv.FormatInt(e.ExpiresAt.Unix(), 10), KeyID: e.KeyID,
+	}
+}
+
+// exportRecord renders e with its link signed by key.
+func (s *Server) exportRecord(tenant string, opt *v1alpha1.Optimization, e storedExport, key *SigningKey) ExportRecord {
+	return ExportRecord{
+		ID: e.ID, OptimizationID: opt.Name, Format: e.Format, IncludeDriverInstructions: e.IncludeDriverInstructions,
+		DownloadURL: e.link(tenant, opt).url(s.baseURL, key.Key),
+		ExpiresAt:   timestamp(e.ExpiresAt), CreatedAt: timestamp(e.CreatedAt),
+	}
+}
+
+// createExport answers POST /v1/optimizations/{id}/exports: the live export
+// of the same arguments, else a new one (201 either way).
+func (s *Server) createExport(c *gin.Context) {
+	body, ok := readBody(c)
+	if !ok {
+		return
+	}
+	in, details := schema.DecodeExportIn(body)
+	if len(details) > 0 && details[0].Type == "json_invalid" {
+		// FastAPI parses the body before it validates anything else.
+		abortValidation(c, details)
+		return
+	}
+	opt, ok := s.lookup(c, details...)
+	if !ok {
+		return
+	}
+	if state := stateOf(opt); state != v1alpha1.StateCompleted {
+		abortError(c, http.StatusConflict, CodeResultNotReady, "the optimization is "+string(state)+"; it can be exported once it is completed", map[string]any{"status": string(state)})
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*s.opts.RequestTimeout)
+	defer cancel()
+	keys, err := s.exportKeys.current(ctx)
+	if err != nil {
+		abortKube(c, err, "export signing key")
+		return
+	}
+	p := principal(c)
+	e, opt, err := s.findOrAddExport(ctx, opt, in, keys)
+	if err != nil {
+		abortKube(c, err, "optimization")
+		return
+	}
+	// PureJSON: the link's & stay & (not \u0026), so a person can copy it
+	// from a terminal.
+	c.PureJSON(http.StatusCreated, s.exportRecord(p.CompanyID, opt, e, keys.byID(e.KeyID)))
+}
+
+// stateOf is an optimization's state; queued before the controller saw it.
+func stateOf(opt *v1alpha1.Optimization) v1alpha1.State {
+	if opt.Status.State == "" {
+		return v1alpha1.StateQueued
+	}
+	return opt.Status.State
+}
+
+// findOrAddExport returns the live export of opt with in's arguments, or
+// adds a new one to the annotation (dropping exports whose links no longer
+// work). The merge patch carries the resourceVersion it was computed from:
+// when another replica wrote first, it reads the Optimization again and
+// starts over, so concurrent creates of the same arguments agree on one
+// export. It returns the export and the Optimization it was found on.
+func (s *Server) findOrAddExport(ctx context.Context, opt *v1alpha1.Optimization, in *schema.ExportIn, keys *ExportSigningKeys) (storedExport, *v1alpha1.Optimization, error) {
+	for attempt := 1; ; attempt++ {
+		now := s.clock.Now()
+		exports := storedExports(opt)
+		for _, e := range exports {
+			if e.Format == in.Format && e.IncludeDriverInstructions == in.IncludeDriverInstructions && e.live(now, keys) {
+				return e, opt, nil
+			}
+		}
+		created := now.UTC().Truncate(time.Second)
+		e := storedExport{
+			ID: uuid.NewString(), Format: in.Format, IncludeDriverInstructions: in.IncludeDriverInstructions,
+			KeyID: keys.Current.ID, CreatedAt: created, ExpiresAt: created.Add(s.opts.ExportLinkTTL).Truncate(time.Second),
+		}
+		kept := slices.DeleteFunc(exports, func(e storedExport) bool { return !e.live(now, keys) })
+		value, err := json.Marshal(append(kept, e))
+		if err != nil {
+			return storedExport{}, nil, err
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"resourceVersion": opt.ResourceVersion,
+			"annotations":     map[string]string{v1alpha1.ExportsAnnotation: string(value)},
+		}})
+		if err != nil {
+			return storedExport{}, nil, err
+		}
+		patched := &v1alpha1.Optimization{}
+		patched.Namespace, patched.Name = opt.Namespace, opt.Name
+		err = s.client.Patch(ctx, patched, client.RawPatch(types.MergePatchType, patch))
+		if err == nil {
+			return e, patched, nil
+		}
+		if !apierrors.IsConflict(err) || attempt == exportPatchAttempts {
+			return storedExport{}, nil, err
+		}
+		fresh := &v1alpha1.Optimization{}
+		if err := s.apiReader.Get(ctx, client.ObjectKeyFromObject(opt), fresh); err != nil {
+			return storedExport{}, nil, err
+		}
+		if fresh.UID != opt.UID {
+			return storedExport{}, nil, apierrors.NewNotFound(v1alpha1.GroupVersion.WithResource("optimizations").GroupResource(), opt.Name)
+		}
+		opt = fresh
+	}
+}
+
+// downloadExport answers GET /v1/exports/{export_id}, the signed link: no
+// API key. The signature is checked first (403 invalid_signature), then the
+// expiry (410 link_expired), then that the optimization and its export are
+// still there (404); then the file is rendered from the stored result.
+func (s *Server) downloadExport(c *gin.Context) {
+	// Nothing of a link's answers is for a shared cache or a browser's
+	// guesswork, errors included.
+	c.Header("Cache-Control", "private, no-store")
+	c.Header("X-Content-Type-Options", "nosniff")
+	q := c.Request.URL.Query()
+	l := exportLink{
+		ExportID: c.Param("export_id"), Tenant: q.Get(linkTenant),
+		OptimizationID: q.Get(linkOptimizationID), OptimizationUID: q.Get(linkOptimizationUID),
+		Format: q.Get(linkFormat), Include: q.Get(linkInclude), Expires: q.Get(linkExpires), KeyID: q.Get(linkKeyID),
+	}
+	ctx, cancel := s.kubeContext(c)
+	defer cancel()
+	key, err := s.exportKeys.lookup(ctx, l.KeyID)
+	if err != nil {
+		abortKube(c, err, "export signing key")
+		return
+	}
+	if key == nil || !l.verify(key.Key, q.Get(linkSignature)) {
+		abortError(c, http.StatusForbidden, CodeInvalidSignature, "the link's signature is not valid: use the download_url of an export exactly as it was given", nil)
+		return
+	}
+	// Signed, so well formed: the server wrote every field.
+	expires, err := strconv.ParseInt(l.Expires, 10, 64)
+	if err != nil {
+		abortError(c, http.StatusForbidden, CodeInvalidSignature, "the link's expiry is not valid", nil)
+		return
+	}
+	if expiresAt := time.Unix(expires, 0); !s.clock.Now().Before(expiresAt) {
+		abortError(c, http.StatusGone, CodeLinkExpired, "the link expired at "+timestamp(expiresAt)+"; create the export again for a new link", map[string]any{"expires_at": timestamp(expiresAt)})
+		return
+	}
+	opt := &v1alpha1.Optimization{}
+	err = s.apiReader.Get(ctx, client.ObjectKey{Namespace: v1alpha1.TenantNamespace(l.Tenant), Name: l.OptimizationID}, opt)
+	if apierrors.IsNotFound(err) || err == nil && (string(opt.UID) != l.OptimizationUID || !hasExport(opt, l)) {
+		abortError(c, http.StatusNotFound, CodeNotFound, "export not found", nil)
+		return
+	}
+	if err != nil {
+		abortKube(c, err, "optimization")
+		return
+	}
+	if state := stateOf(opt); state != v1alpha1.StateCompleted {
+		abortError(c, http.StatusConflict, CodeResultNotReady, "the optimization is "+string(state)+"; it can be exported once it is completed", map[string]any{"status": string(state)})
+		return
+	}
+	cm := &corev1.ConfigMap{}
+	if err := s.apiReader.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: opt.ResultConfigMapName()}, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			abortInternal(c, errors.New("completed optimization "+opt.Name+" has no result ConfigMap"))
+			return
+		}
+		abortKube(c, err, "result")
+		return
+	}
+	result, err := v1alpha1.DecodeResult(cm.BinaryData[v1alpha1.ResultDataKey])
+	if err != nil {
+		abortInternal(c, err)
+		return
+	}
+	format := export.Format(l.Format)
+	c.Header("Content-Type", export.ContentType(format))
+	c.Header("Content-Disposition", export.ContentDisposition(export.DownloadName(opt, format)))
+	c.Status(http.StatusOK)
+	if err := export.Write(c.Writer, opt, result, export.Options{Format: format, IncludeDriverInstructions: l.Include == "true"}); err != nil {
+		if !c.Writer.Written() {
+			c.Writer.Header().Del("Content-Disposition")
+			abortInternal(c, err)
+			return
+		}
+		// Part of the file is out: cut the connection so the client sees
+		// a broken download, not a short file that looks whole.
+		loggerFrom(c).Error(err, "Export failed while streaming", "optimization", opt.Namespace+"/"+opt.Name, "export", l.ExportID)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// hasExport reports whether opt still has the export l links to: deleting
+// the record (or the annotation) revokes its link.
+func hasExport(opt *v1alpha1.Optimization, l exportLink) bool {
+	for _, e := range storedExports(opt) {
+		if e.ID == l.ExportID && e.Format == l.Format && strconv.FormatBool(e.IncludeDriverInstructions) == l.Include {
+			return true
+		}
+	}
+	return false
+}
