@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -323,18 +321,8 @@ func (s *Server) downloadExport(c *gin.Context) {
 		abortError(c, http.StatusConflict, CodeResultNotReady, "the optimization is "+string(state)+"; it can be exported once it is completed", map[string]any{"status": string(state)})
 		return
 	}
-	cm := &corev1.ConfigMap{}
-	if err := s.apiReader.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: opt.ResultConfigMapName()}, cm); err != nil {
-		if apierrors.IsNotFound(err) {
-			abortInternal(c, errors.New("completed optimization "+opt.Name+" has no result ConfigMap"))
-			return
-		}
-		abortKube(c, err, "result")
-		return
-	}
-	result, err := v1alpha1.DecodeResult(cm.BinaryData[v1alpha1.ResultDataKey])
-	if err != nil {
-		abortInternal(c, err)
+	result := s.storedResult(ctx, c, opt)
+	if result == nil {
 		return
 	}
 	format := export.Format(l.Format)

@@ -1,6 +1,7 @@
 package webserver
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -190,18 +191,8 @@ func (s *Server) getResult(c *gin.Context) {
 	}
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	cm := &corev1.ConfigMap{}
-	if err := s.apiReader.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: opt.ResultConfigMapName()}, cm); err != nil {
-		if apierrors.IsNotFound(err) {
-			abortInternal(c, errors.New("completed optimization "+opt.Name+" has no result ConfigMap"))
-			return
-		}
-		abortKube(c, err, "result")
-		return
-	}
-	result, err := v1alpha1.DecodeResult(cm.BinaryData[v1alpha1.ResultDataKey])
-	if err != nil {
-		abortInternal(c, err)
+	result := s.storedResult(ctx, c, opt)
+	if result == nil {
 		return
 	}
 	if !includePath {
@@ -210,4 +201,24 @@ func (s *Server) getResult(c *gin.Context) {
 		}
 	}
 	c.JSON(http.StatusOK, result)
+}
+
+// storedResult reads the result of completed optimization opt from its
+// ConfigMap. On failure it answers the request itself and returns nil.
+func (s *Server) storedResult(ctx context.Context, c *gin.Context, opt *v1alpha1.Optimization) *v1alpha1.Result {
+	cm := &corev1.ConfigMap{}
+	if err := s.apiReader.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: opt.ResultConfigMapName()}, cm); err != nil {
+		if apierrors.IsNotFound(err) {
+			abortInternal(c, errors.New("completed optimization "+opt.Name+" has no result ConfigMap"))
+			return nil
+		}
+		abortKube(c, err, "result")
+		return nil
+	}
+	result, err := v1alpha1.DecodeResult(cm.BinaryData[v1alpha1.ResultDataKey])
+	if err != nil {
+		abortInternal(c, err)
+		return nil
+	}
+	return result
 }
