@@ -211,14 +211,6 @@ func (s *Server) createExport(c *gin.Context) {
 	c.PureJSON(http.StatusCreated, s.exportRecord(p.CompanyID, opt, e, keys.byID(e.KeyID)))
 }
 
-// stateOf is an optimization's state; queued before the controller saw it.
-func stateOf(opt *v1alpha1.Optimization) v1alpha1.State {
-	if opt.Status.State == "" {
-		return v1alpha1.StateQueued
-	}
-	return opt.Status.State
-}
-
 // findOrAddExport returns the live export of opt with in's arguments, or
 // adds a new one to the annotation (dropping exports whose links no longer
 // work). The merge patch carries the resourceVersion it was computed from:

@@ -181,11 +181,7 @@ func (s *Server) getResult(c *gin.Context) {
 	if !ok {
 		return
 	}
-	state := opt.Status.State
-	if state == "" {
-		state = v1alpha1.StateQueued
-	}
-	if state != v1alpha1.StateCompleted {
+	if state := stateOf(opt); state != v1alpha1.StateCompleted {
 		abortError(c, http.StatusConflict, CodeResultNotReady, "the optimization is "+string(state)+"; a result exists once it is completed", map[string]any{"status": string(state)})
 		return
 	}

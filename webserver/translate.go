@@ -90,7 +90,7 @@ func (s *Server) record(opt *v1alpha1.Optimization) Record {
 	rec := Record{
 		ID:        opt.Name,
 		Name:      opt.Spec.Name,
-		Status:    string(st.State),
+		Status:    string(stateOf(opt)),
 		Stage:     string(st.Stage),
 		Progress:  st.Progress,
 		Strategy:  string(opt.Spec.EffectiveOptions().Strategy),
@@ -102,9 +102,6 @@ func (s *Server) record(opt *v1alpha1.Optimization) Record {
 			Result: s.baseURL + "/v1/optimizations/" + opt.Name + "/result",
 			Web:    s.baseURL + "/optimizations/" + opt.Name,
 		},
-	}
-	if rec.Status == "" {
-		rec.Status = string(v1alpha1.StateQueued)
 	}
 	if rec.Stage == "" {
 		rec.Stage = string(v1alpha1.StageQueued)
@@ -122,4 +119,12 @@ func (s *Server) record(opt *v1alpha1.Optimization) Record {
 		rec.FinishedAt = ptr.To(timestamp(st.FinishedAt.Time))
 	}
 	return rec
+}
+
+// stateOf is an optimization's state; queued before the controller saw it.
+func stateOf(opt *v1alpha1.Optimization) v1alpha1.State {
+	if opt.Status.State == "" {
+		return v1alpha1.StateQueued
+	}
+	return opt.Status.State
 }
