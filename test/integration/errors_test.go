@@ -28,9 +28,7 @@ func TestAuthTenancyAndErrors(t *testing.T) {
 	other := startSystem(t, "inprocess")
 	opt := createViaREST(t, s, "errors-test-key-01", tenOrders(1))
 
-	readOnlyKey := newAPIKey(t, s.tenantID(), webserver.ScopeOptimizationsRead)
-	readOnly := *s
-	readOnly.apiKey = readOnlyKey
+	readOnly := *s.withKey(t, webserver.ScopeOptimizationsRead)
 	noKey := *s
 	noKey.apiKey = ""
 	badKey := *s

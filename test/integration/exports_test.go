@@ -275,8 +275,7 @@ func TestExportCreate(t *testing.T) {
 	})
 
 	t.Run("403 without exports:write", func(t *testing.T) {
-		readWrite := *s
-		readWrite.apiKey = newAPIKey(t, s.tenantID(), webserver.ScopeOptimizationsRead, webserver.ScopeOptimizationsWrite)
+		readWrite := s.withKey(t, webserver.ScopeOptimizationsRead, webserver.ScopeOptimizationsWrite)
 		status, body := readWrite.createExport(t, opt.Name, nil)
 		if status != http.StatusForbidden || errorCode(t, body) != webserver.CodeInsufficientScope ||
 			body["error"].(map[string]any)["fields"].(map[string]any)["required_scope"] != webserver.ScopeExportsWrite {

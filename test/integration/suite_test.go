@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
@@ -261,6 +262,19 @@ func newAPIKey(t *testing.T, tenantID string, scopes ...string) string {
 		t.Fatal(err)
 	}
 	return key
+}
+
+// withKey is s acting with a new key of s's tenant holding scopes, once the
+// API's cache has it: a key is refused until its Secret reaches the cache.
+func (s *system) withKey(t *testing.T, scopes ...string) *system {
+	t.Helper()
+	other := *s
+	other.apiKey = newAPIKey(t, s.tenantID(), scopes...)
+	waitFor(t, 5*time.Second, "the new key in the API's cache", func() (bool, error) {
+		status, _, _ := other.call(t, "GET", "/v1/me", nil, nil)
+		return status == 200, nil
+	})
+	return &other
 }
 
 // tenantID is the company id of s.

@@ -310,11 +310,10 @@ func TestWebhooks(t *testing.T) {
 	})
 
 	t.Run("scopes and keys", func(t *testing.T) {
-		noKey, badKey, readOpt, readHooks := *s, *s, *s, *s
+		noKey, badKey := *s, *s
 		noKey.apiKey = ""
 		badKey.apiKey = "svc_sk_thisKeyDoesNotExist0123456789abcdef"
-		readOpt.apiKey = newAPIKey(t, s.tenantID(), webserver.ScopeOptimizationsRead)
-		readHooks.apiKey = newAPIKey(t, s.tenantID(), webserver.ScopeWebhooksRead)
+		readOpt, readHooks := *s.withKey(t, webserver.ScopeOptimizationsRead), *s.withKey(t, webserver.ScopeWebhooksRead)
 		body := map[string]any{"url": "https://93.184.216.34/never"}
 		tests := []struct {
 			name       string
