@@ -63,6 +63,10 @@ func buildResult(ctx context.Context, opt *v1alpha1.Optimization, in *located, m
 				LateS:        st.Late,
 				LegDistanceM: int64(st.LegDistance),
 				LegTravelS:   st.LegTravel,
+
+				Customer:        cloneString(o.Customer),
+				TimeWindowStart: cloneString(o.TimeWindowStart),
+				TimeWindowEnd:   cloneString(o.TimeWindowEnd),
 			})
 			if st.Late > 0 {
 				k.LateStops++
@@ -101,6 +105,16 @@ func buildResult(ctx context.Context, opt *v1alpha1.Optimization, in *located, m
 	}
 	k.OrdersUnassigned = len(r.Unassigned)
 	return r
+}
+
+// cloneString copies an optional order field into the result, so the
+// result shares nothing with the spec it was built from.
+func cloneString(s *string) *string {
+	if s == nil {
+		return nil
+	}
+	v := *s
+	return &v
 }
 
 // routePolyline encodes the road geometry through path when the matrix

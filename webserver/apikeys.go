@@ -31,6 +31,12 @@ const (
 	APIKeyIDLabel = "routeopt.io/api-key-id"
 	// APIKeyPrefix starts every key.
 	APIKeyPrefix = "svc_sk_"
+	// APIKeyLastUsedAnnotation records, in RFC 3339, when the key was last
+	// used; the API writes it at most about once a minute per key.
+	APIKeyLastUsedAnnotation = "routeopt.io/api-key-last-used"
+	// MaxAPIKeys bounds a company's keys, so a key holding keys:write
+	// cannot fill etcd.
+	MaxAPIKeys = 100
 
 	apiKeyHashField   = "sha256"
 	apiKeyScopesField = "scopes"
@@ -49,10 +55,13 @@ const (
 	ScopeExportsWrite       = "exports:write"
 	ScopeWebhooksRead       = "webhooks:read"
 	ScopeWebhooksWrite      = "webhooks:write"
+	// ScopeKeysWrite lists, creates and revokes the company's API keys
+	// (the portal's API keys page); a key grants only scopes it holds.
+	ScopeKeysWrite = "keys:write"
 )
 
 // AllScopes lists every scope, in the order /v1/me shows them.
-var AllScopes = []string{ScopeOptimizationsRead, ScopeOptimizationsWrite, ScopeExportsWrite, ScopeWebhooksRead, ScopeWebhooksWrite}
+var AllScopes = []string{ScopeOptimizationsRead, ScopeOptimizationsWrite, ScopeExportsWrite, ScopeWebhooksRead, ScopeWebhooksWrite, ScopeKeysWrite}
 
 // Principal is who an API key speaks for.
 type Principal struct {
@@ -63,6 +72,12 @@ type Principal struct {
 	CompanyID   string
 	CompanyName string
 	Scopes      []string
+	// LastUsedAt is the key's recorded last use (cached, so possibly a
+	// little behind); zero when never recorded.
+	LastUsedAt time.Time
+
+	// secretName names the key's Secret, where its last use is recorded.
+	secretName string
 }
 
 // Has reports whether the key carries scope.
@@ -106,6 +121,8 @@ func Authenticate(ctx context.Context, reader client.Reader, namespace, key stri
 			CompanyID:   tenant,
 			CompanyName: s.Annotations[companyNameAnnot],
 			Scopes:      strings.Split(string(s.Data[apiKeyScopesField]), ","),
+			LastUsedAt:  lastUsed(s),
+			secretName:  s.Name,
 		}, nil
 	}
 	return nil, nil
@@ -135,11 +152,13 @@ type APIKeyInfo struct {
 	Prefix    string
 	Scopes    []string
 	CreatedAt time.Time
+	// LastUsedAt is nil until the key's use is first recorded.
+	LastUsedAt *time.Time
 }
 
 // CreateAPIKey stores a new key as spec says and returns it; the key is not
 // stored and cannot be shown again. Registering the same fixed key twice
-// (a dev-mode restart) answers the key again.
+// (a dev-mode restart) answers the key again, with spec's scopes.
 func CreateAPIKey(ctx context.Context, c client.Client, spec APIKeySpec) (string, APIKeyInfo, error) {
 	if spec.Namespace == "" || spec.Tenant == "" {
 		return "", APIKeyInfo{}, errors.New("an API key needs the operator namespace and a tenant")
@@ -150,6 +169,13 @@ func CreateAPIKey(ctx context.Context, c client.Client, spec APIKeySpec) (string
 	for _, s := range spec.Scopes {
 		if !slices.Contains(AllScopes, s) {
 			return "", APIKeyInfo{}, fmt.Errorf("unknown scope %q (known: %s)", s, strings.Join(AllScopes, ", "))
+		}
+	}
+	// Stored once each, in AllScopes' order, so every listing reads alike.
+	scopes := make([]string, 0, len(spec.Scopes))
+	for _, s := range AllScopes {
+		if slices.Contains(spec.Scopes, s) {
+			scopes = append(scopes, s)
 		}
 	}
 	key := spec.Key
@@ -176,7 +202,7 @@ func CreateAPIKey(ctx context.Context, c client.Client, spec APIKeySpec) (string
 		Type: SecretTypeAPIKey,
 		Data: map[string][]byte{
 			apiKeyHashField:   []byte(hashKey(key)),
-			apiKeyScopesField: []byte(strings.Join(spec.Scopes, ",")),
+			apiKeyScopesField: []byte(strings.Join(scopes, ",")),
 		},
 	}
 	if err := c.Create(ctx, secret); err != nil {
@@ -184,6 +210,15 @@ func CreateAPIKey(ctx context.Context, c client.Client, spec APIKeySpec) (string
 			existing := &corev1.Secret{}
 			if gerr := c.Get(ctx, client.ObjectKeyFromObject(secret), existing); gerr == nil &&
 				string(existing.Data[apiKeyHashField]) == hashKey(key) && existing.Labels[v1alpha1.TenantLabel] == spec.Tenant {
+				// The scopes asked for now win: a dev-mode key stored by an
+				// earlier version gains the scopes added since.
+				if want := secret.Data[apiKeyScopesField]; string(existing.Data[apiKeyScopesField]) != string(want) {
+					before := existing.DeepCopy()
+					existing.Data[apiKeyScopesField] = want
+					if perr := c.Patch(ctx, existing, client.MergeFrom(before)); perr != nil {
+						return "", APIKeyInfo{}, fmt.Errorf("unable to update the scopes of API key %s: %w", apiKeyInfo(existing).ID, perr)
+					}
+				}
 				return key, apiKeyInfo(existing), nil
 			}
 		}
@@ -195,7 +230,7 @@ func CreateAPIKey(ctx context.Context, c client.Client, spec APIKeySpec) (string
 func apiKeySecretName(id string) string { return "apikey-" + id }
 
 func apiKeyInfo(s *corev1.Secret) APIKeyInfo {
-	return APIKeyInfo{
+	info := APIKeyInfo{
 		ID:        s.Labels[APIKeyIDLabel],
 		Tenant:    s.Labels[v1alpha1.TenantLabel],
 		Name:      s.Annotations[keyNameAnnot],
@@ -203,6 +238,20 @@ func apiKeyInfo(s *corev1.Secret) APIKeyInfo {
 		Scopes:    strings.Split(string(s.Data[apiKeyScopesField]), ","),
 		CreatedAt: s.CreationTimestamp.Time,
 	}
+	if t := lastUsed(s); !t.IsZero() {
+		info.LastUsedAt = &t
+	}
+	return info
+}
+
+// lastUsed reads the recorded last use of key Secret s; zero when there is
+// none or it cannot be read (it is only ever a hint).
+func lastUsed(s *corev1.Secret) time.Time {
+	t, err := time.Parse(time.RFC3339, s.Annotations[APIKeyLastUsedAnnotation])
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // ListAPIKeys lists the keys of tenant stored in namespace, oldest first.
@@ -232,8 +281,14 @@ var ErrAPIKeyNotFound = errors.New("no such API key")
 // RevokeAPIKey deletes key id of tenant; a key of another tenant is
 // ErrAPIKeyNotFound, as is an unknown one.
 func RevokeAPIKey(ctx context.Context, c client.Client, namespace, tenant, id string) error {
+	return revokeAPIKey(ctx, c, c, namespace, tenant, id)
+}
+
+// revokeAPIKey is RevokeAPIKey reading the Secret through reader: the API
+// reads around its cache, so a key created a moment ago can be revoked.
+func revokeAPIKey(ctx context.Context, reader client.Reader, c client.Client, namespace, tenant, id string) error {
 	secret := &corev1.Secret{}
-	err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: apiKeySecretName(id)}, secret)
+	err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: apiKeySecretName(id)}, secret)
 	if apierrors.IsNotFound(err) || (err == nil && (secret.Type != SecretTypeAPIKey || secret.Labels[v1alpha1.TenantLabel] != tenant)) {
 		return ErrAPIKeyNotFound
 	}

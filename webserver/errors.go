@@ -20,6 +20,7 @@ const (
 	CodeResultNotReady      = "result_not_ready"
 	CodeInvalidState        = "invalid_state"
 	CodeWebhookLimitReached = "webhook_limit_reached"
+	CodeAPIKeyLimitReached  = "api_key_limit_reached"
 	CodePayloadTooLarge     = "payload_too_large"
 	CodeRateLimited         = "rate_limited"
 	CodeUnavailable         = "unavailable"

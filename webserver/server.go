@@ -65,9 +65,12 @@ type Options struct {
 // created and deleted beside the API keys. The export signing key is one
 // more Secret there, read by name (around the cache) and created when
 // missing; only the platform team's `routeopt exportkey rotate` updates it.
+// API keys are created and revoked over REST too, and their last use is
+// recorded on their Secret by a merge patch (patch covers every Secret of
+// the namespace, but delete and create did already).
 // +kubebuilder:rbac:groups=routeopt.io,resources=optimizations,verbs=get;list;watch;create;patch
 // +kubebuilder:rbac:groups=routeopt.io,resources=webhookendpoints,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:groups="",namespace=routeopt-system,resources=secrets,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",namespace=routeopt-system,resources=secrets,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:roleName=routeopt-api-tenant,groups="",resources=configmaps,verbs=get
 
 // Server holds what handlers need.
@@ -87,6 +90,8 @@ type Server struct {
 	index *listIndex
 	// exportKeys sign and verify export download links.
 	exportKeys *exportKeyring
+	// lastUse decides when an API key's use is recorded.
+	lastUse lastUseRecorder
 }
 
 // New builds a Server. keys is the reader API key Secrets are looked up in.
@@ -163,6 +168,9 @@ func (s *Server) Handler() http.Handler {
 	v1.GET("/webhooks", s.require(ScopeWebhooksRead), s.listWebhooks)
 	v1.POST("/webhooks", s.require(ScopeWebhooksWrite), s.createWebhook)
 	v1.DELETE("/webhooks/:webhook_id", s.require(ScopeWebhooksWrite), s.deleteWebhook)
+	v1.GET("/api-keys", s.require(ScopeKeysWrite), s.listAPIKeys)
+	v1.POST("/api-keys", s.require(ScopeKeysWrite), s.createAPIKey)
+	v1.DELETE("/api-keys/:key_id", s.require(ScopeKeysWrite), s.deleteAPIKey)
 	return r
 }
 
@@ -233,6 +241,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	c.Set(ctxPrincipal, p)
+	s.recordLastUse(c, p)
 	c.Next()
 }
 

@@ -81,6 +81,12 @@ type Stop struct {
 	LateS        int     `json:"late_s"`
 	LegDistanceM int64   `json:"leg_distance_m"`
 	LegTravelS   int     `json:"leg_travel_s"`
+	// Customer and the time window are the order's, copied beside SPEC.md's
+	// fields (a routeopt extension) so a route table needs no second
+	// lookup; always present, null when the order had none.
+	Customer        *string `json:"customer"`
+	TimeWindowStart *string `json:"time_window_start"`
+	TimeWindowEnd   *string `json:"time_window_end"`
 }
 
 // Unassigned is an order that could not be planned.

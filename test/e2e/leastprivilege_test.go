@@ -218,6 +218,9 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		{verb: "patch", group: "routeopt.io", resource: "webhookendpoints", subresource: "status", namespace: T},
 		// Secrets only in the operator's namespace (API keys, signing secrets)
 		{verb: "create", resource: "secrets", namespace: operatorNamespace, allowed: true},
+		// patch records an API key's last use on its Secret, there only
+		{verb: "patch", resource: "secrets", namespace: operatorNamespace, allowed: true},
+		{verb: "patch", resource: "secrets", namespace: T},
 		{verb: "update", resource: "secrets", namespace: operatorNamespace, name: "routeopt-export-signing-key"},
 		{verb: "get", resource: "secrets", namespace: T},
 		{verb: "create", resource: "secrets", namespace: T},

@@ -40,8 +40,9 @@ func TestDocumentIsValid(t *testing.T) {
 	}
 }
 
-// TestDocumentCoversSpec checks every endpoint of SPEC.md's table, the
-// event webhooks and the error responses API-DECISIONS.md names.
+// TestDocumentCoversSpec checks every endpoint of SPEC.md's table and
+// routeopt's API-key extension, the event webhooks and the error
+// responses API-DECISIONS.md names.
 func TestDocumentCoversSpec(t *testing.T) {
 	doc := load(t)
 	want := map[string][]string{
@@ -55,6 +56,10 @@ func TestDocumentCoversSpec(t *testing.T) {
 		"POST /v1/webhooks":                                {"201", "401", "403", "409", "413", "422", "429", "500", "503"},
 		"DELETE /v1/webhooks/{webhook_id}":                 {"204", "401", "403", "404", "422", "429", "500", "503"},
 		"GET /v1/me":                                       {"200", "401", "429", "500", "503"},
+		// API keys: an extension beside SPEC.md's table (API-DECISIONS.md).
+		"GET /v1/api-keys":             {"200", "401", "403", "429", "500", "503"},
+		"POST /v1/api-keys":            {"201", "401", "403", "409", "413", "422", "429", "500", "503"},
+		"DELETE /v1/api-keys/{key_id}": {"204", "401", "403", "404", "422", "429", "500", "503"},
 		// The download link of an export: signed, no API key.
 		"GET /v1/exports/{export_id}": {"200", "403", "404", "409", "410", "500", "503"},
 	}
@@ -170,6 +175,18 @@ func TestSchemas(t *testing.T) {
 		  "last_status": null, "failure_count": 0, "disabled": false, "secret": "whsec_svc_abc"}`, nil, true},
 		{"WebhookEndpoint", `{"id": "74664201-cd11-59b0-af6c-dddd4df97de2", "url": "https://hooks.example.com/x", "created_at": "2026-11-22T09:30:00Z",
 		  "last_status": 500, "failure_count": 3, "disabled": false, "secret": "whsec_svc_abc"}`, nil, false},
+		{"APIKeyIn", `{"name": "dispatch app", "scopes": ["optimizations:read", "keys:write"]}`, nil, true},
+		{"APIKeyIn", `{"name": "dispatch app", "scopes": ["optimizations:read", "optimizations:read"]}`, nil, false},
+		{"APIKeyIn", `{"name": "dispatch app", "scopes": []}`, nil, false},
+		{"APIKeyIn", `{"name": "dispatch app", "scopes": ["keys:read"]}`, nil, false},
+		{"APIKeyIn", `{"name": "", "scopes": ["keys:write"]}`, nil, false},
+		{"APIKeyIn", `{"scopes": ["keys:write"]}`, nil, false},
+		{"APIKeyIn", `{"name": "x", "scopes": ["keys:write"], "expires": null}`, nil, false},
+		{"APIKeyCreated", `{"id": "3f9a0c1d2e4b5a69", "name": "x", "prefix": "svc_sk_7Hq2", "scopes": ["keys:write"], "created_at": "2026-11-22T09:30:00Z",
+		  "last_used_at": null, "key": "svc_sk_0123456789012345678901234567890123456789abc"}`, nil, true},
+		{"APIKey", `{"id": "3f9a0c1d2e4b5a69", "name": "x", "prefix": "svc_sk_7Hq2", "scopes": ["keys:write"], "created_at": "2026-11-22T09:30:00Z",
+		  "last_used_at": "2026-11-22T09:31:00Z", "key": "svc_sk_0123456789012345678901234567890123456789abc"}`, nil, false},
+		{"APIKey", `{"id": "3F9A0C1D2E4B5A69", "name": "x", "prefix": "svc_sk_7Hq2", "scopes": [], "created_at": "2026-11-22T09:30:00Z", "last_used_at": null}`, nil, false},
 	}
 	for i, tc := range tests {
 		var v map[string]any
@@ -239,6 +256,7 @@ func TestDocumentMatchesCode(t *testing.T) {
 		webserver.CodeMethodNotAllowed, webserver.CodeResultNotReady, webserver.CodeInvalidState,
 		webserver.CodePayloadTooLarge, webserver.CodeRateLimited, webserver.CodeUnavailable, webserver.CodeInternal,
 		webserver.CodeInvalidSignature, webserver.CodeLinkExpired,
+		webserver.CodeWebhookLimitReached, webserver.CodeAPIKeyLimitReached,
 	} {
 		if !slices.Contains(codes, any(code)) {
 			t.Errorf("error code %q is not in the document's Error.code enum", code)
@@ -255,6 +273,27 @@ func TestDocumentMatchesCode(t *testing.T) {
 	}
 	if p := schemas["HHMM"].Value.Pattern; p != schema.TimePattern {
 		t.Errorf("HHMM pattern %q, code %q", p, schema.TimePattern)
+	}
+	stop := schemas["Stop"].Value.Properties
+	for _, f := range []string{"time_window_start", "time_window_end"} {
+		if p := stop[f].Value.Pattern; p != schema.TimePattern {
+			t.Errorf("Stop.%s pattern %q, code %q", f, p, schema.TimePattern)
+		}
+	}
+	if p := schemas["KeyID"].Value.Pattern; p != schema.KeyIDPattern {
+		t.Errorf("KeyID pattern %q, code %q", p, schema.KeyIDPattern)
+	}
+	keyIn := schemas["APIKeyIn"].Value.Properties
+	if m := keyIn["scopes"].Value.MaxItems; m == nil || int(*m) != len(webserver.AllScopes) {
+		t.Errorf("APIKeyIn.scopes maxItems %v, code %d scopes", m, len(webserver.AllScopes))
+	}
+	if m := keyIn["name"].Value.MaxLength; m == nil || int(*m) != schema.MaxAPIKeyName {
+		t.Errorf("APIKeyIn.name maxLength %v, code %d", m, schema.MaxAPIKeyName)
+	}
+	limit := doc.Components.Responses["APIKeyLimitReached"].Value.Content.Get("application/json").Schema.Value.AllOf[1].Value.
+		Properties["error"].Value.Properties["fields"].Value.Properties["limit"].Value.Enum
+	if len(limit) != 1 || fmt.Sprint(limit[0]) != fmt.Sprint(webserver.MaxAPIKeys) {
+		t.Errorf("APIKeyLimitReached limit %v, code %d", limit, webserver.MaxAPIKeys)
 	}
 	in := schemas["OptimizationIn"].Value.Properties
 	if m := in["orders"].Value.MaxItems; m == nil || *m != schema.MaxOrders {

@@ -78,7 +78,9 @@ func newAPIKeyCommand() *cobra.Command {
 		}),
 	}
 	create.Flags().StringVar(&name, "name", "", "what the key is for, shown by apikey list")
-	create.Flags().StringVar(&scopes, "scopes", strings.Join(webserver.AllScopes, ","), "comma-separated scopes")
+	// Every scope by default: the first key of a company holds keys:write,
+	// so the company makes its other keys itself in the portal.
+	create.Flags().StringVar(&scopes, "scopes", strings.Join(webserver.AllScopes, ","), "comma-separated scopes (keys:write manages the company's keys over the API and portal)")
 
 	list := &cobra.Command{
 		Use:   "list --tenant ID",
