@@ -21,6 +21,15 @@ KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 DOCKERFILE_LINT ?= $(LOCALBIN)/dockerfile-lint
 
+# The portal (webserver/portal): TypeScript built by esbuild into
+# webserver/portal/dist, which is committed and embedded in the binary, so
+# a machine with only Go builds and runs everything; with npm on PATH the
+# build targets rebuild it first.
+PORTAL_WEB := webserver/portal/web
+NPM ?= npm
+HAVE_NPM := $(shell command -v $(NPM) 2>/dev/null)
+PORTAL_PREREQ := $(if $(HAVE_NPM),portal,portal-skip)
+
 # Test knobs: TEST_TIMEOUT bounds the whole run; GOTEST_FLAGS adds flags.
 TEST_TIMEOUT ?= 20m
 GOTEST_FLAGS ?=
@@ -64,10 +73,29 @@ lint-dockerfile: $(DOCKERFILE_LINT) ## Lint the Dockerfile with BuildKit's check
 	$(DOCKERFILE_LINT) Dockerfile
 
 .PHONY: verify
-verify: manifests generate ## Fail when generated files are stale or code is not gofmt-clean.
+verify: manifests generate portal ## Fail when generated files (CRDs, RBAC, the portal build) are stale or code is not gofmt-clean.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	@git diff --exit-code -- config api || { echo "generated files are stale: run make manifests generate"; exit 1; }
 	@go mod tidy -diff || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
+	@test -z "$$(git status --porcelain -- webserver/portal/dist)" || { git status --porcelain -- webserver/portal/dist; echo "portal build is stale: run make portal"; exit 1; }
+
+.PHONY: portal-deps
+portal-deps: $(PORTAL_WEB)/node_modules/.package-lock.json ## Install the portal's pinned npm packages (npm ci).
+
+# npm ci writes node_modules/.package-lock.json last: newer than
+# package-lock.json means the install is complete and current.
+$(PORTAL_WEB)/node_modules/.package-lock.json: $(PORTAL_WEB)/package-lock.json $(PORTAL_WEB)/package.json
+	@test -n "$(HAVE_NPM)" || { echo "$(NPM) not found: building the portal needs Node.js 18+ and npm on PATH"; exit 1; }
+	cd $(PORTAL_WEB) && $(NPM) ci --no-audit --no-fund
+	@touch $@
+
+.PHONY: portal
+portal: portal-deps ## Type-check and build the portal into webserver/portal/dist (needs Node.js 18+ and npm).
+	cd $(PORTAL_WEB) && $(NPM) run --silent check && $(NPM) run --silent build
+
+.PHONY: portal-skip
+portal-skip:
+	@echo "npm not found: using the committed portal build in webserver/portal/dist (install Node.js 18+ and npm to rebuild it)"
 
 .PHONY: envtest
 envtest: $(K8SBIN)/kube-apiserver $(K8SBIN)/etcd $(K8SBIN)/kube-controller-manager ## Build the local control plane (kube-apiserver, etcd, kube-controller-manager) into bin/k8s.
@@ -88,9 +116,10 @@ $(K8SBIN)/kubectl: hack/k8s/go.mod hack/k8s/go.sum
 	cd hack/k8s && CGO_ENABLED=0 go build -trimpath -o $(K8SBIN)/kubectl k8s.io/kubernetes/cmd/kubectl
 
 .PHONY: test
-test: manifests generate envtest vet build-installer build-static ## Run every test, envtest integration included.
+test: manifests generate envtest vet build-installer build-static portal-deps ## Run every test, envtest integration and the browser tests included; screenshots land in test-output/.
 	$(MAKE) --no-print-directory build-installer COMPONENTS="prometheus network-policy" INSTALLER=dist/install-all.yaml IMG=registry.example.com/routeopt:v0.0.0-test
-	KUBEBUILDER_ASSETS=$(K8SBIN) go test -timeout $(TEST_TIMEOUT) $(GOTEST_FLAGS) ./... 
+	@mkdir -p test-output
+	KUBEBUILDER_ASSETS=$(K8SBIN) go test -timeout $(TEST_TIMEOUT) -artifacts -outputdir=$(CURDIR)/test-output $(GOTEST_FLAGS) ./... 
 
 .PHONY: ci
 ci: verify lint test ## What CI runs.
@@ -98,15 +127,15 @@ ci: verify lint test ## What CI runs.
 ##@ Build
 
 .PHONY: build
-build: manifests generate ## Build bin/routeopt.
+build: manifests generate $(PORTAL_PREREQ) ## Build bin/routeopt (the portal first, when npm is on PATH).
 	go build -o $(LOCALBIN)/routeopt ./cmd/routeopt
 
 .PHONY: run
-run: build envtest ## Dev mode: local control plane, controller and REST API on 127.0.0.1:8080.
+run: $(PORTAL_PREREQ) build envtest ## Dev mode: local control plane, controller and REST API on 127.0.0.1:8080.
 	$(LOCALBIN)/routeopt dev $(RUN_ARGS)
 
 .PHONY: build-static
-build-static: manifests generate ## Build bin/routeopt-static as the Dockerfile does; fail unless statically linked.
+build-static: manifests generate $(PORTAL_PREREQ) ## Build bin/routeopt-static as the Dockerfile does; fail unless statically linked.
 	CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o $(LOCALBIN)/routeopt-static ./cmd/routeopt
 	go run ./hack/checkstatic $(LOCALBIN)/routeopt-static
 

@@ -23,6 +23,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/webserver/openapi"
+	"routeopt.io/routeopt/webserver/portal"
 )
 
 // Options configure a Server.
@@ -52,6 +53,11 @@ type Options struct {
 	// replica within it; 10 s when zero. A link naming a key the replica
 	// does not know makes it read them at once (at most once a second).
 	ExportKeyRefresh time.Duration
+	// MapTileURL is the tile URL template the portal's map draws on (see
+	// portal.ValidateTileURL); empty draws the offline map.
+	MapTileURL string
+	// MapTileAttribution is the tile layer's credit line.
+	MapTileAttribution string
 }
 
 // The REST API's permissions, generated into config/rbac/api_role.yaml.
@@ -126,6 +132,9 @@ func New(c client.Client, apiReader, keys client.Reader, log logr.Logger, opts O
 	return s
 }
 
+// PortalPath is where the web portal is served; links.web points below it.
+const PortalPath = portal.Root
+
 // Context keys set by middleware.
 const (
 	ctxRequestID = "routeopt.requestID"
@@ -156,6 +165,13 @@ func (s *Server) Handler() http.Handler {
 	r.GET(openapi.DocsPath+"/*asset", docs)
 	// An export's download link carries its own signature instead of a key.
 	r.GET(exportsPath+":export_id", s.downloadExport)
+	// The web portal: pages and assets need no key (the script asks for one).
+	pages, err := portal.New(portal.Options{MapTileURL: s.opts.MapTileURL, MapTileAttribution: s.opts.MapTileAttribution})
+	if err != nil {
+		s.log.Error(err, "Invalid portal options: the portal answers 500")
+	}
+	r.GET(strings.TrimSuffix(PortalPath, "/"), gin.WrapH(pages))
+	r.GET(PortalPath+"*path", gin.WrapH(pages))
 
 	v1 := r.Group("/v1", s.authenticate, s.rateLimit)
 	v1.GET("/me", s.me)

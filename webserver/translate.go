@@ -100,7 +100,7 @@ func (s *Server) record(opt *v1alpha1.Optimization) Record {
 		Links: Links{
 			Self:   s.baseURL + "/v1/optimizations/" + opt.Name,
 			Result: s.baseURL + "/v1/optimizations/" + opt.Name + "/result",
-			Web:    s.baseURL + "/optimizations/" + opt.Name,
+			Web:    s.baseURL + PortalPath + "optimizations/" + opt.Name,
 		},
 	}
 	if rec.Stage == "" {

@@ -18,6 +18,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/portal"
 )
 
 // apiOptions configure the REST server.
@@ -37,6 +38,9 @@ type apiOptions struct {
 	webhookAllowTargets []string
 	// exportLinkTTL is how long export download links live.
 	exportLinkTTL time.Duration
+	// mapTileURL and mapTileAttribution give the portal's map a tile layer.
+	mapTileURL         string
+	mapTileAttribution string
 }
 
 func (o *apiOptions) addFlags(cmd *cobra.Command, defaultListen string) {
@@ -52,6 +56,8 @@ func (o *apiOptions) addFlags(cmd *cobra.Command, defaultListen string) {
 	f.StringVar(&o.operatorNamespace, "operator-namespace", v1alpha1.DefaultOperatorNamespace, "namespace routeopt runs in: API keys are Secrets there")
 	addWebhookAllowTargetFlag(f, &o.webhookAllowTargets)
 	f.DurationVar(&o.exportLinkTTL, "export-link-ttl", webserver.DefaultExportLinkTTL, "how long an export's signed download link lives")
+	f.StringVar(&o.mapTileURL, "map-tile-url", "", "tile URL template, e.g. https://tile.example.com/{z}/{x}/{y}.png; the portal's map draws on it; empty draws an offline map")
+	f.StringVar(&o.mapTileAttribution, "map-tile-attribution", "", "credit line of --map-tile-url's tiles, shown on the map (e.g. © OpenStreetMap contributors)")
 }
 
 // addWebhookAllowTargetFlag is --webhook-allow-target, which the API (to
@@ -66,6 +72,16 @@ func (o *apiOptions) validate() error {
 	}
 	if o.exportLinkTTL < 0 || o.exportLinkTTL > 0 && o.exportLinkTTL < time.Second {
 		return errors.New("--export-link-ttl must be at least 1s (links expire at whole seconds)")
+	}
+	if o.mapTileURL != "" {
+		if _, err := portal.ValidateTileURL(o.mapTileURL); err != nil {
+			return fmt.Errorf("--map-tile-url: %w", err)
+		}
+	} else if o.mapTileAttribution != "" {
+		return errors.New("--map-tile-attribution needs --map-tile-url")
+	}
+	if err := portal.ValidateTileAttribution(o.mapTileAttribution); err != nil {
+		return fmt.Errorf("--map-tile-attribution: %w", err)
 	}
 	_, err := webhook.NewPolicy(o.webhookAllowTargets, nil)
 	return err
@@ -97,6 +113,7 @@ func serveAPI(ctx context.Context, ln net.Listener, c cluster.Cluster, o apiOpti
 		PublicURL:     public, MaxBodyBytes: o.maxBodyBytes, RequestTimeout: o.kubeTimeout,
 		RateLimit: o.rateLimit, RateBurst: o.rateBurst, OperatorNamespace: o.operatorNamespace,
 		ExportLinkTTL: o.exportLinkTTL,
+		MapTileURL:    o.mapTileURL, MapTileAttribution: o.mapTileAttribution,
 	})
 	if err := srv.IndexOptimizations(ctx, c.GetCache()); err != nil {
 		return err
