@@ -55,6 +55,7 @@ export function renderOptimization(ctx: PageContext, id: string): void {
   const stagePart = h("span", {}, h("span", { class: "sep" }, " · "), "Stage: ", stage);
   const progress = h("progress", { id: "opt-progress", max: 100, value: 0 });
   const progressText = h("span", { class: "progress-text", "aria-hidden": "true" }, "0%");
+  const progressLine = h("p", { class: "progress-line" }, h("label", { for: "opt-progress" }, "Progress"), progress, progressText);
   const facts = h("dl", { class: "facts" });
   const cancel = h("button", { type: "button", id: "cancel", class: "button danger", hidden: true }, "Cancel optimization");
   const body = h("div", { id: "opt-body" });
@@ -63,7 +64,7 @@ export function renderOptimization(ctx: PageContext, id: string): void {
     { class: "card status", "aria-labelledby": "status-heading", hidden: true },
     h("h2", { id: "status-heading", class: "visually-hidden" }, "Status"),
     h("p", { class: "state-line", "aria-live": "polite", "aria-atomic": "true" }, "State: ", state, stagePart),
-    h("p", { class: "progress-line" }, h("label", { for: "opt-progress" }, "Progress"), progress, progressText),
+    progressLine,
     facts,
     cancel,
   );
@@ -129,6 +130,8 @@ export function renderOptimization(ctx: PageContext, id: string): void {
     setState(state, rec.status);
     stage.textContent = rec.stage || dash;
     stagePart.hidden = rec.status !== "queued" && rec.status !== "running";
+    // A failed or cancelled one stopped part way: its progress says nothing useful.
+    progressLine.hidden = rec.status === "failed" || rec.status === "cancelled";
     const pct = Math.max(0, Math.min(100, rec.progress));
     progress.value = pct;
     progressText.textContent = pct + "%";
