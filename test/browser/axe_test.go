@@ -1,6 +1,8 @@
 package browser
 
 import (
+	"routeopt.io/routeopt/test/e2e/framework"
+
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,7 +24,7 @@ var axeSource struct {
 func axeScript(t *testing.T) string {
 	t.Helper()
 	axeSource.once.Do(func() {
-		root, err := repoRoot()
+		root, err := framework.RepoRoot()
 		if err != nil {
 			axeSource.err = err
 			return

@@ -1,9 +1,10 @@
 package browser
 
 import (
+	"routeopt.io/routeopt/test/e2e/framework"
+
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,7 +38,7 @@ type devServer struct {
 // startDev runs `routeopt dev` on a free loopback port with its own data
 // directory under workDir and returns once it printed its ready lines.
 func startDev(name string, extraArgs ...string) (*devServer, error) {
-	bin, err := routeoptBinary()
+	bin, err := framework.BuildRouteopt()
 	if err != nil {
 		return nil, err
 	}
@@ -188,7 +189,7 @@ func (d *devServer) newCompany(t testing.TB, displayName string, scopes ...strin
 // tenant or apikey) and returns its standard output.
 func (d *devServer) routeopt(t testing.TB, args ...string) string {
 	t.Helper()
-	bin, err := routeoptBinary()
+	bin, err := framework.BuildRouteopt()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,38 +206,11 @@ func (d *devServer) routeopt(t testing.TB, args ...string) string {
 	return string(out)
 }
 
-var build struct {
-	once sync.Once
-	path string
-	err  error
-}
-
-// routeoptBinary builds ./cmd/routeopt once per test binary: the tests run
-// the real command, flags included, as a user does.
-func routeoptBinary() (string, error) {
-	build.once.Do(func() {
-		root, err := repoRoot()
-		if err != nil {
-			build.err = err
-			return
-		}
-		path := filepath.Join(workDir, "routeopt")
-		cmd := exec.Command("go", "build", "-o", path, "./cmd/routeopt")
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			build.err = fmt.Errorf("go build ./cmd/routeopt: %w\n%s", err, out)
-			return
-		}
-		build.path = path
-	})
-	return build.path, build.err
-}
-
 // controlPlaneDir is $KUBEBUILDER_ASSETS (make test sets it), else bin/k8s.
 func controlPlaneDir() (string, error) {
 	dir := os.Getenv("KUBEBUILDER_ASSETS")
 	if dir == "" {
-		root, err := repoRoot()
+		root, err := framework.RepoRoot()
 		if err != nil {
 			return "", err
 		}
@@ -248,24 +222,6 @@ func controlPlaneDir() (string, error) {
 		}
 	}
 	return dir, nil
-}
-
-// repoRoot is the module root: the directory above this package with go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // waitFor polls cond until it holds, failing the test at the deadline with

@@ -12,6 +12,8 @@
 package browser
 
 import (
+	"routeopt.io/routeopt/test/e2e/framework"
+
 	"flag"
 	"fmt"
 	"os"
@@ -68,6 +70,10 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "test/browser: logs kept in %s\n", workDir)
 	} else {
 		_ = os.RemoveAll(workDir)
+		// The routeopt binary, built by the e2e framework into its own directory.
+		if dir, err := framework.WorkDir(); err == nil {
+			_ = os.RemoveAll(dir)
+		}
 	}
 	return code
 }

@@ -1,6 +1,8 @@
 package browser
 
 import (
+	"routeopt.io/routeopt/test/e2e/framework"
+
 	"context"
 	"flag"
 	"os"
@@ -61,7 +63,7 @@ func TestREADMEScreenshot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("capture the page: %v", err)
 	}
-	root, err := repoRoot()
+	root, err := framework.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
