@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
@@ -48,6 +49,22 @@ func readBody(c *gin.Context) ([]byte, bool) {
 	return body, true
 }
 
+// newOptimization is the Optimization a create with Idempotency-Key key
+// stores in namespace for validated request in.
+func newOptimization(namespace, key string, in *schema.OptimizationIn) *v1alpha1.Optimization {
+	return &v1alpha1.Optimization{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      OptimizationID(namespace, key),
+			Namespace: namespace,
+			Annotations: map[string]string{
+				v1alpha1.IdempotencyKeyHashAnnotation: sha256Hex([]byte(key)),
+				v1alpha1.RequestHashAnnotation:        sha256Hex(in.CanonicalJSON()),
+			},
+		},
+		Spec: specFromRequest(in),
+	}
+}
+
 // createOptimization answers POST /v1/optimizations.
 func (s *Server) createOptimization(c *gin.Context) {
 	key, keyPresent := c.Request.Header["Idempotency-Key"]
@@ -72,38 +89,28 @@ func (s *Server) createOptimization(c *gin.Context) {
 		return
 	}
 
-	p := principal(c)
-	requestHash := sha256Hex(in.CanonicalJSON())
-	opt := &v1alpha1.Optimization{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      OptimizationID(p.Namespace, keyValue),
-			Namespace: p.Namespace,
-			Annotations: map[string]string{
-				v1alpha1.IdempotencyKeyHashAnnotation: sha256Hex([]byte(keyValue)),
-				v1alpha1.RequestHashAnnotation:        requestHash,
-			},
-		},
-		Spec: specFromRequest(in),
-	}
+	opt := newOptimization(principal(c).Namespace, keyValue, in)
+	requestHash := opt.Annotations[v1alpha1.RequestHashAnnotation]
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	err := s.client.Create(ctx, opt)
+	size, err := storedSize(opt)
+	if err != nil {
+		abortInternal(c, err)
+		return
+	}
+	if size > MaxStoredBytes {
+		msg, fields := tooLargeToStore(size, MaxStoredBytes)
+		s.refuseTooLarge(ctx, c, opt, keyValue, requestHash, msg, fields)
+		return
+	}
+	err = s.client.Create(ctx, opt, client.FieldOwner(CreateFieldManager))
 	if apierrors.IsAlreadyExists(err) {
 		existing := &v1alpha1.Optimization{}
 		if err := s.apiReader.Get(ctx, client.ObjectKeyFromObject(opt), existing); err != nil {
 			abortKube(c, err, "optimization")
 			return
 		}
-		if existing.Annotations[v1alpha1.RequestHashAnnotation] != requestHash {
-			abortValidation(c, []schema.Detail{{
-				Loc:   []any{"header", "idempotency-key"},
-				Msg:   "Idempotency-Key was already used with a different request",
-				Type:  "idempotency_key_reused",
-				Input: keyValue,
-			}})
-			return
-		}
-		c.JSON(http.StatusAccepted, s.record(existing))
+		s.replay(c, existing, keyValue, requestHash)
 		return
 	}
 	if apierrors.IsInvalid(err) {
@@ -111,11 +118,51 @@ func (s *Server) createOptimization(c *gin.Context) {
 		abortValidation(c, []schema.Detail{{Loc: []any{"body"}, Msg: "Value error, " + err.Error(), Type: "value_error", Input: nil, Ctx: map[string]any{"error": map[string]any{}}}})
 		return
 	}
+	if isTooLargeForStorage(err) {
+		// The cluster's storage is stricter than MaxStoredBytes (a smaller
+		// etcd --max-request-bytes): still a request the client can fix.
+		loggerFrom(c).Info("Kubernetes API refused an optimization for its size", "storedBytes", size, "error", err.Error())
+		msg := fmt.Sprintf("the optimization would be stored as %s bytes and the cluster's storage refused it as too large; one stored object may be at most %s bytes, less where the storage is configured lower", thousands(size), thousands(MaxStoredBytes))
+		s.refuseTooLarge(ctx, c, opt, keyValue, requestHash, msg, map[string]any{"stored_bytes": size, "max_stored_bytes": MaxStoredBytes})
+		return
+	}
 	if err != nil {
 		abortKube(c, err, "optimization")
 		return
 	}
 	c.JSON(http.StatusAccepted, s.record(opt))
+}
+
+// refuseTooLarge answers 413 with msg and fields for opt, too large to
+// store, unless its Idempotency-Key already names a stored optimization: a
+// replay is answered as one (or as a reused key), whatever its size.
+func (s *Server) refuseTooLarge(ctx context.Context, c *gin.Context, opt *v1alpha1.Optimization, keyValue, requestHash, msg string, fields map[string]any) {
+	existing := &v1alpha1.Optimization{}
+	err := s.apiReader.Get(ctx, client.ObjectKeyFromObject(opt), existing)
+	switch {
+	case err == nil:
+		s.replay(c, existing, keyValue, requestHash)
+	case apierrors.IsNotFound(err):
+		abortError(c, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, msg, fields)
+	default:
+		abortKube(c, err, "optimization")
+	}
+}
+
+// replay answers a create whose Idempotency-Key names the stored
+// optimization existing: 202 with its record for the same request, 422 for
+// a different one (API-DECISIONS.md).
+func (s *Server) replay(c *gin.Context, existing *v1alpha1.Optimization, keyValue, requestHash string) {
+	if existing.Annotations[v1alpha1.RequestHashAnnotation] != requestHash {
+		abortValidation(c, []schema.Detail{{
+			Loc:   []any{"header", "idempotency-key"},
+			Msg:   "Idempotency-Key was already used with a different request",
+			Type:  "idempotency_key_reused",
+			Input: keyValue,
+		}})
+		return
+	}
+	c.JSON(http.StatusAccepted, s.record(existing))
 }
 
 // listOptimizations answers GET /v1/optimizations, newest first.

@@ -1,0 +1,344 @@
+package webserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	rest "routeopt.io/routeopt/webserver/schema"
+)
+
+// goldenBody was created through the API on envtest (kube-apiserver
+// v1.36) in namespace goldenNamespace with Idempotency-Key goldenKey;
+// goldenStored is the object etcd then held (a GET without its
+// resourceVersion; etcd's value adds a newline), goldenFields its
+// managedFields entry's fieldsV1.
+const (
+	goldenNamespace = "tenant-it-6e3798b6"
+	goldenKey       = "golden-key-0001"
+	goldenBody      = `{"name":"G","depot":{"label":"D<","address":"Unter den Linden 1"},"orders":[{"id":"a<\"é","address":"Alexanderplatz 1","time_window_start":"09:00","time_window_end":"10:00","notes":"x"},{"id":"b","latitude":52.5,"longitude":13.4,"demand":2.5}],"vehicles":[{"id":"v1","capacity":3,"driver":"Anna"}],"options":{"strategy":"baseline","solver_seconds":2}}`
+	goldenFields    = `{"f:metadata":{"f:annotations":{".":{},"f:routeopt.io/idempotency-key-sha256":{},"f:routeopt.io/request-sha256":{}}},"f:spec":{".":{},"f:depot":{".":{},"f:address":{},"f:label":{}},"f:name":{},"f:options":{".":{},"f:objective":{},"f:solverSeconds":{},"f:strategy":{}},"f:orders":{".":{},"k:{\"id\":\"a\\u003c\\\"é\"}":{".":{},"f:address":{},"f:demand":{},"f:id":{},"f:notes":{},"f:serviceMinutes":{},"f:timeWindowEnd":{},"f:timeWindowStart":{}},"k:{\"id\":\"b\"}":{".":{},"f:demand":{},"f:id":{},"f:latitude":{},"f:longitude":{},"f:serviceMinutes":{}}},"f:vehicles":{".":{},"k:{\"id\":\"v1\"}":{".":{},"f:capacity":{},"f:driver":{},"f:id":{},"f:shiftEnd":{},"f:shiftStart":{}}}}}`
+	goldenStored    = `{"apiVersion":"routeopt.io/v1alpha1","kind":"Optimization","metadata":{"annotations":{"routeopt.io/idempotency-key-sha256":"225d61818928270d2113c286a31e8e16c3b59676b23333f2e81ff8a2b24edda7","routeopt.io/request-sha256":"05cb6edb5468095fb6d00407cf127dbd735bd551686afc433523727a9ad19b93"},"creationTimestamp":"2026-11-23T12:25:35Z","generation":1,"managedFields":[{"apiVersion":"routeopt.io/v1alpha1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:annotations":{".":{},"f:routeopt.io/idempotency-key-sha256":{},"f:routeopt.io/request-sha256":{}}},"f:spec":{".":{},"f:depot":{".":{},"f:address":{},"f:label":{}},"f:name":{},"f:options":{".":{},"f:objective":{},"f:solverSeconds":{},"f:strategy":{}},"f:orders":{".":{},"k:{\"id\":\"a\\u003c\\\"é\"}":{".":{},"f:address":{},"f:demand":{},"f:id":{},"f:notes":{},"f:serviceMinutes":{},"f:timeWindowEnd":{},"f:timeWindowStart":{}},"k:{\"id\":\"b\"}":{".":{},"f:demand":{},"f:id":{},"f:latitude":{},"f:longitude":{},"f:serviceMinutes":{}}},"f:vehicles":{".":{},"k:{\"id\":\"v1\"}":{".":{},"f:capacity":{},"f:driver":{},"f:id":{},"f:shiftEnd":{},"f:shiftStart":{}}}}},"manager":"routeopt-api","operation":"Update","time":"2026-11-23T12:25:35Z"}],"name":"f245c1e0-52b5-55d4-b212-1aaa13835027","namespace":"tenant-it-6e3798b6","uid":"bb7e11a2-a4e4-4dac-a0bc-7c299f545b5d"},"spec":{"depot":{"address":"Unter den Linden 1","label":"D\u003c"},"name":"G","options":{"objective":"distance","solverSeconds":2,"strategy":"baseline"},"orders":[{"address":"Alexanderplatz 1","demand":1,"id":"a\u003c\"é","notes":"x","serviceMinutes":5,"timeWindowEnd":"10:00","timeWindowStart":"09:00"},{"demand":2.5,"id":"b","latitude":52.5,"longitude":13.4,"serviceMinutes":5}],"vehicles":[{"capacity":3,"driver":"Anna","id":"v1","shiftEnd":"18:00","shiftStart":"08:00"}]}}`
+)
+
+func TestCreatedFieldsMatchTheAPIServer(t *testing.T) {
+	body := []byte(goldenBody)
+	in, details := rest.DecodeOptimizationIn(body)
+	if len(details) > 0 {
+		t.Fatal(details)
+	}
+	got, err := referenceFields(newOptimization(goldenNamespace, goldenKey, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != goldenFields {
+		t.Errorf("fieldsV1\n got %s\nwant %s", got, goldenFields)
+	}
+	size, err := StoredSizeOfRequest(goldenNamespace, goldenKey, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// etcd holds goldenStored and a newline; the estimate counts the empty
+	// status (`,"status":{}`, which the API server drops) instead.
+	if want := len(goldenStored) + len(`,"status":{}`); size != want {
+		t.Errorf("estimate %d, want %d (etcd holds %d)", size, want, len(goldenStored)+1)
+	}
+}
+
+// referenceFields builds the FieldsV1 set createdFieldsSize measures, the
+// slow way: decoded into maps, every member written out.
+func referenceFields(opt *v1alpha1.Optimization) ([]byte, error) {
+	meta := map[string]any{}
+	if len(opt.Labels) > 0 {
+		meta["labels"] = opt.Labels
+	}
+	if len(opt.Annotations) > 0 {
+		meta["annotations"] = opt.Annotations
+	}
+	if len(opt.Finalizers) > 0 {
+		meta["finalizers"] = opt.Finalizers
+	}
+	raw, err := json.Marshal(struct {
+		Metadata map[string]any            `json:"metadata,omitempty"`
+		Spec     v1alpha1.OptimizationSpec `json:"spec"`
+	}{Metadata: meta, Spec: opt.Spec})
+	if err != nil {
+		return nil, err
+	}
+	var v map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	writeSet(&b, v, true)
+	return b.Bytes(), nil
+}
+
+func writeSet(b *bytes.Buffer, v any, root bool) {
+	keys, children := []string{}, map[string]any{}
+	switch v := v.(type) {
+	case map[string]any:
+		if !root {
+			keys, children["."] = append(keys, "."), nil
+		}
+		for k, c := range v {
+			keys, children["f:"+k] = append(keys, "f:"+k), c
+		}
+	case []any:
+		keys, children["."] = append(keys, "."), nil
+		for _, item := range v {
+			if m, ok := item.(map[string]any); ok && m["id"] != nil {
+				id, _ := json.Marshal(map[string]any{"id": m["id"]})
+				keys, children["k:"+string(id)] = append(keys, "k:"+string(id)), item
+			} else {
+				val, _ := json.Marshal(item)
+				keys, children["v:"+string(val)] = append(keys, "v:"+string(val)), nil
+			}
+		}
+	}
+	sort.Strings(keys)
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		name, _ := json.Marshal(k)
+		b.Write(name)
+		b.WriteByte(':')
+		switch c := children[k].(type) {
+		case map[string]any, []any:
+			writeSet(b, c, root && k == "f:metadata")
+		default:
+			b.WriteString("{}")
+		}
+	}
+	b.WriteByte('}')
+}
+
+// The estimate is never below the size measured on envtest for requests of
+// every shape (test/integration/limits_test.go measures them live), and
+// stays within a few bytes of it.
+func TestStoredSizeIsNeverBelowTheStoredForm(t *testing.T) {
+	const ns = "tenant-it-00000000" // the integration tests' namespaces have this length
+	cases := []struct {
+		name   string
+		body   map[string]any
+		stored int // measured on envtest: etcd's value, newline included
+	}{
+		{"10 orders, coordinates only", tenOrdersForTest(), 3593},
+		{"500 typical orders", typicalForTest(500), 257529},
+		{"500 orders, every text at its maximum, ASCII", limitsForTest(500, 0, "x"), 944059},
+		{"150 orders at maximum, 4-byte characters, 100 vehicles", withVehiclesForTest(limitsForTest(150, maxTextForTest, "😀"), 100, "é"), 1022253},
+		{"100 orders at maximum, characters stored escaped", escapedForTest(), 943239},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			body, err := json.Marshal(tc.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := fmt.Sprintf("stored-size-%04d", i)
+			got, err := StoredSizeOfRequest(ns, key, body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got < tc.stored || got > tc.stored+64 {
+				t.Errorf("estimate %d for a stored size of %d", got, tc.stored)
+			}
+			in, _ := rest.DecodeOptimizationIn(body)
+			opt := newOptimization(ns, key, in)
+			ref, err := referenceFields(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, err := json.Marshal(opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, err := createdFieldsSize(raw); err != nil || n != len(ref) {
+				t.Errorf("createdFieldsSize %d (%v), the fields written out take %d", n, err, len(ref))
+			}
+		})
+	}
+}
+
+func TestIsTooLargeForStorage(t *testing.T) {
+	internal := func(msg string) error { return apierrors.NewInternalError(fmt.Errorf("%s", msg)) }
+	// As the client decodes kube-apiserver's answer: a 500 without a reason.
+	status500 := func(msg string) error {
+		return &apierrors.StatusError{ErrStatus: metav1.Status{Status: metav1.StatusFailure, Code: 500, Message: msg}}
+	}
+	gr := schema.GroupResource{Group: "routeopt.io", Resource: "optimizations"}
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		// What kube-apiserver v1.36 answered on envtest, by size.
+		{status500("etcdserver: request is too large"), true},
+		{status500("rpc error: code = ResourceExhausted desc = trying to send message larger than max (2881035 vs. 2097152)"), true},
+		{apierrors.NewRequestEntityTooLargeError("limit is 3145728"), true},
+		{internal("etcdserver: request is too large"), true},
+		{nil, false},
+		{apierrors.NewNotFound(gr, "x"), false},
+		{apierrors.NewAlreadyExists(gr, "x"), false},
+		{status500("etcdserver: too many requests"), false},
+		{status500("rpc error: code = ResourceExhausted desc = quota exceeded"), false},
+	} {
+		if got := isTooLargeForStorage(tc.err); got != tc.want {
+			t.Errorf("isTooLargeForStorage(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+func TestTooLargeToStoreMessage(t *testing.T) {
+	msg, fields := tooLargeToStore(1812345, MaxStoredBytes)
+	if !strings.Contains(msg, "stored as 1,812,345 bytes") || !strings.Contains(msg, "at most 1,500,000 bytes") {
+		t.Errorf("message %q", msg)
+	}
+	if fields["stored_bytes"] != 1812345 || fields["max_stored_bytes"] != MaxStoredBytes {
+		t.Errorf("fields %v", fields)
+	}
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 1500000: "1,500,000", 12345678: "12,345,678", -1234: "-1,234"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// The request builders below are those of test/integration/limits_test.go
+// (and helpers_test.go's tenOrders), so that the sizes measured there hold.
+
+const maxTextForTest = 1400
+
+var orderTextLimitsForTest = []struct {
+	name string
+	max  int
+}{{"id", 80}, {"address", 300}, {"city", 100}, {"region", 100}, {"postal_code", 20}, {"country", 60}, {"customer", 200}, {"phone", 40}, {"notes", 500}}
+
+func tenOrdersForTest() map[string]any {
+	orders := []map[string]any{}
+	coords := [][2]float64{
+		{52.5301, 13.3849}, {52.5163, 13.3777}, {52.5076, 13.4370}, {52.4990, 13.4180}, {52.5250, 13.4100},
+		{52.5400, 13.4120}, {52.5120, 13.3900}, {52.5050, 13.3600}, {52.5350, 13.3950}, {52.5200, 13.4400},
+	}
+	for i, c := range coords {
+		o := map[string]any{"id": fmt.Sprintf("A-%d", i+1), "latitude": c[0], "longitude": c[1], "demand": 2}
+		if i%3 == 0 {
+			o["time_window_start"] = "09:00"
+			o["time_window_end"] = "12:00"
+		}
+		orders = append(orders, o)
+	}
+	return map[string]any{
+		"name":    "Integration run",
+		"depot":   map[string]any{"label": "Depot", "latitude": 52.5200, "longitude": 13.4050},
+		"orders":  orders,
+		"fleet":   map[string]any{"count": 2, "capacity": 12},
+		"options": map[string]any{"solver_seconds": 1},
+	}
+}
+
+func limitsForTest(n, wide int, wideChar string) map[string]any {
+	orders := make([]map[string]any, 0, n)
+	for i := range n {
+		o := map[string]any{
+			"latitude":  52.40 + float64(i%25)*0.01,
+			"longitude": 13.20 + float64(i/25)*0.01,
+		}
+		left := wide
+		for _, f := range orderTextLimitsForTest {
+			prefix := ""
+			if f.name == "id" {
+				prefix = fmt.Sprintf("%04d-", i)
+			}
+			free := f.max - len(prefix)
+			w := min(left, free)
+			left -= w
+			o[f.name] = prefix + strings.Repeat(wideChar, w) + strings.Repeat("x", free-w)
+		}
+		orders = append(orders, o)
+	}
+	return map[string]any{
+		"name":    "Limits " + strings.Repeat("n", 100),
+		"depot":   map[string]any{"label": "Depot", "latitude": 52.52, "longitude": 13.405},
+		"orders":  orders,
+		"fleet":   map[string]any{"count": 10, "capacity": 60},
+		"options": map[string]any{"solver_seconds": 1},
+	}
+}
+
+func typicalForTest(n int) map[string]any {
+	orders := make([]map[string]any, 0, n)
+	for i := range n {
+		orders = append(orders, map[string]any{
+			"id":          fmt.Sprintf("ORD-2026-%05d", i),
+			"address":     fmt.Sprintf("Friedrichstraße %d", i%200+1),
+			"city":        "Berlin",
+			"postal_code": "10117",
+			"country":     "DE",
+			"latitude":    52.40 + float64(i%25)*0.01,
+			"longitude":   13.20 + float64(i/25)*0.01,
+			"demand":      2,
+			"customer":    fmt.Sprintf("Müller & Söhne GmbH %d", i),
+			"phone":       "+49 30 1234567",
+			"notes":       "Hintereingang, bitte klingeln",
+		})
+	}
+	return map[string]any{
+		"name":    "Typical day",
+		"depot":   map[string]any{"label": "Depot", "latitude": 52.52, "longitude": 13.405},
+		"orders":  orders,
+		"fleet":   map[string]any{"count": 20, "capacity": 60},
+		"options": map[string]any{"solver_seconds": 1},
+	}
+}
+
+func withVehiclesForTest(req map[string]any, n int, driver string) map[string]any {
+	out := []map[string]any{}
+	for i := range n {
+		out = append(out, map[string]any{"id": fmt.Sprintf("v%03d", i) + strings.Repeat(driver, 76), "capacity": 10, "driver": strings.Repeat(driver, 120), "fixed_cost": 12.5})
+	}
+	delete(req, "fleet")
+	req["vehicles"] = out
+	return req
+}
+
+func escapedForTest() map[string]any {
+	req := limitsForTest(100, maxTextForTest, "<")
+	req["depot"] = map[string]any{"label": "<&>", "address": strings.Repeat("a\u2028", 150)}
+	for _, o := range req["orders"].([]map[string]any) {
+		o["notes"] = strings.Repeat("\x01", 500)
+		o["time_window_start"], o["time_window_end"] = "09:00", "17:30"
+	}
+	return req
+}
+
+// BenchmarkStoredSize is the cost the estimate adds to a create of the
+// largest bodies.
+func BenchmarkStoredSize(b *testing.B) {
+	body, err := json.Marshal(limitsForTest(500, 1000, "é"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	in, details := rest.DecodeOptimizationIn(body)
+	if len(details) > 0 {
+		b.Fatal(details)
+	}
+	opt := newOptimization("tenant-it-00000000", "bench-key-0001", in)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := storedSize(opt); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
