@@ -67,6 +67,10 @@ func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error
 	if err != nil {
 		return err
 	}
+	// The CRD no longer checks orders' cross-field rules (ValidateSpec).
+	if f := ValidateSpec(&opt.Spec); f != nil {
+		return f
+	}
 	s := &solve{p: p, opt: opt, progress: opt.Status.Progress}
 
 	if err := s.report(ctx, v1alpha1.StageGeocoding, progressGeocoding); err != nil {

@@ -91,6 +91,9 @@ const (
 	ErrorSolver               = "solver_error"
 	ErrorDeadlineExceeded     = "deadline_exceeded"
 	ErrorInternal             = "internal_error"
+	// ErrorInvalidInput is a spec the REST API would have refused (422) but
+	// that reached the cluster another way, such as kubectl.
+	ErrorInvalidInput = "invalid_input"
 )
 
 // ConditionFinished is True once an Optimization reached a terminal state;
@@ -131,10 +134,16 @@ type Depot struct {
 	Longitude *float64 `json:"longitude,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
 }
 
-// Order is one delivery.
-// +kubebuilder:validation:XValidation:rule="(has(self.address) && size(self.address) > 0) || (has(self.latitude) && has(self.longitude))",message="order needs an address or both latitude and longitude"
-// +kubebuilder:validation:XValidation:rule="has(self.latitude) == has(self.longitude)",message="latitude and longitude go together"
-// +kubebuilder:validation:XValidation:rule="!has(self.timeWindowStart) || !has(self.timeWindowEnd) || self.timeWindowStart <= self.timeWindowEnd",message="timeWindowStart must not be after timeWindowEnd"
+// The cross-field rules of orders and vehicles are not CEL rules: evaluated
+// for each of up to 500 list items they cost a quarter of kube-apiserver's
+// CPU per create (docs/PERFORMANCE.md). The REST API refuses such requests
+// (422) and solver.ValidateSpec fails an Optimization made another way, such
+// as with kubectl, with invalid_input. Rules evaluated once per object
+// (depot, fleet, spec) stay CEL rules and refuse at admission.
+
+// Order is one delivery. It needs an address or both latitude and longitude,
+// and its time window must not end before it starts; an Optimization breaking
+// this fails with errorCode invalid_input.
 type Order struct {
 	// id is the caller's own reference, returned as order_ref.
 	// +required
@@ -207,8 +216,8 @@ type Order struct {
 	Notes *string `json:"notes,omitempty"`
 }
 
-// Vehicle is one individually described van.
-// +kubebuilder:validation:XValidation:rule="self.shiftStart <= self.shiftEnd",message="shiftStart must not be after shiftEnd"
+// Vehicle is one individually described van. Its shift must not end before
+// it starts; an Optimization breaking this fails with errorCode invalid_input.
 type Vehicle struct {
 	// id is returned as vehicle_ref.
 	// +required

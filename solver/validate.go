@@ -1,0 +1,147 @@
+package solver
+
+import (
+	"fmt"
+	"strings"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+)
+
+// maxReportedProblems bounds the problems one invalid_input message lists, so
+// a spec with 500 bad orders still gives a short, readable errorMessage.
+const maxReportedProblems = 5
+
+// ValidateSpec checks the cross-field rules of a spec that the CRD's schema
+// does not: the per-order and per-vehicle ones were CEL rules, dropped because
+// evaluating them for every list item dominated kube-apiserver's CPU per
+// create. The REST API refuses such requests with 422 before they are stored;
+// this catches an Optimization made another way (kubectl, a Go client) before
+// any geocoding or solving is spent on it. It returns nil or a Failure with
+// code invalid_input naming each offending order or vehicle by its id.
+//
+// It assumes the schema's bounds held (lengths, ranges, HH:MM patterns) but
+// does not rely on them: a time that is not HH:MM is reported, not a panic.
+func ValidateSpec(spec *v1alpha1.OptimizationSpec) *Failure {
+	var v validation
+
+	d := &spec.Depot
+	switch {
+	case (d.Latitude == nil) != (d.Longitude == nil):
+		v.add("the depot: latitude and longitude must be given together")
+	case d.Latitude == nil && !hasText(d.Address):
+		v.add("the depot needs an address or both latitude and longitude")
+	}
+
+	if len(spec.Orders) == 0 {
+		v.add("there are no orders")
+	}
+	for i := range spec.Orders {
+		o := &spec.Orders[i]
+		name := v.item("order", i, o.ID)
+		switch {
+		case (o.Latitude == nil) != (o.Longitude == nil):
+			v.add(name + ": latitude and longitude must be given together")
+		case o.Latitude == nil && !hasText(o.Address):
+			v.add(name + ": needs an address or both latitude and longitude")
+		}
+		v.window(name, "time window", o.TimeWindowStart, o.TimeWindowEnd)
+	}
+	v.unique("order", len(spec.Orders), func(i int) string { return spec.Orders[i].ID })
+
+	switch hasVehicles, hasFleet := spec.Vehicles != nil, spec.Fleet != nil; {
+	case hasVehicles && hasFleet:
+		v.add("give either vehicles or fleet, not both")
+	case !hasVehicles && !hasFleet:
+		v.add("either vehicles or fleet is required")
+	case hasVehicles && len(spec.Vehicles) == 0:
+		v.add("vehicles is empty")
+	}
+	for i := range spec.Vehicles {
+		veh := &spec.Vehicles[i]
+		name := v.item("vehicle", i, veh.ID)
+		start, end := orDefault(veh.ShiftStart, "08:00"), orDefault(veh.ShiftEnd, "18:00")
+		v.window(name, "shift", &start, &end)
+	}
+	v.unique("vehicle", len(spec.Vehicles), func(i int) string { return spec.Vehicles[i].ID })
+	if f := spec.Fleet; f != nil {
+		start, end := orDefault(f.ShiftStart, "08:00"), orDefault(f.ShiftEnd, "18:00")
+		v.window("the fleet", "shift", &start, &end)
+		if f.Count < 1 {
+			v.add(fmt.Sprintf("the fleet: count %d is not at least 1", f.Count))
+		}
+	}
+	return v.failure()
+}
+
+// validation collects problems in spec order.
+type validation struct {
+	problems []string
+	total    int
+}
+
+func (v *validation) add(problem string) {
+	v.total++
+	if len(v.problems) < maxReportedProblems {
+		v.problems = append(v.problems, problem)
+	}
+}
+
+// item names a list item by its id, or by its position when it has none.
+func (v *validation) item(kind string, index int, id string) string {
+	if id == "" {
+		v.add(fmt.Sprintf("%s %d of the list has no id", kind, index+1))
+		return fmt.Sprintf("%s %d of the list", kind, index+1)
+	}
+	return fmt.Sprintf("%s %q", kind, id)
+}
+
+// window checks that start and end, when both given, are HH:MM and in order;
+// what is "time window" or "shift".
+func (v *validation) window(name, what string, start, end *string) {
+	ok := true
+	for _, t := range []struct {
+		end   string
+		value *string
+	}{{"start", start}, {"end", end}} {
+		if t.value == nil {
+			continue
+		}
+		if _, err := ParseClock(*t.value); err != nil {
+			v.add(fmt.Sprintf("%s: %s %s %q is not HH:MM", name, what, t.end, *t.value))
+			ok = false
+		}
+	}
+	if ok && start != nil && end != nil && *start > *end {
+		v.add(fmt.Sprintf("%s: %s %s–%s ends before it starts", name, what, *start, *end))
+	}
+}
+
+// unique reports each id that occurs more than once, once, in first-seen order.
+func (v *validation) unique(kind string, n int, id func(int) string) {
+	counts := make(map[string]int, n)
+	for i := range n {
+		counts[id(i)]++
+	}
+	for i := range n {
+		key := id(i)
+		if c := counts[key]; c > 1 && key != "" {
+			v.add(fmt.Sprintf("%s %q appears %d times; %s ids must be unique", kind, key, c, kind))
+			counts[key] = 0 // reported
+		}
+	}
+}
+
+func (v *validation) failure() *Failure {
+	if v.total == 0 {
+		return nil
+	}
+	msg := strings.Join(v.problems, "; ")
+	if more := v.total - len(v.problems); more > 0 {
+		msg += fmt.Sprintf(" (and %d more problem(s))", more)
+	}
+	return &Failure{Code: v1alpha1.ErrorInvalidInput, Message: msg}
+}
+
+// hasText is true for a string that is present and not blank, as the REST
+// API reads an address.
+func hasText(s *string) bool { return s != nil && strings.TrimSpace(*s) != "" }

@@ -1,0 +1,177 @@
+package solver
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"k8s.io/utils/ptr"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+)
+
+// validSpec is a spec every rule accepts; cases break one thing in it.
+func validSpec() *v1alpha1.OptimizationSpec {
+	return &v1alpha1.OptimizationSpec{
+		Depot: v1alpha1.Depot{Latitude: ptr.To(52.5), Longitude: ptr.To(13.4)},
+		Orders: []v1alpha1.Order{
+			{ID: "A-1", Latitude: ptr.To(52.51), Longitude: ptr.To(13.41), TimeWindowStart: ptr.To("09:00"), TimeWindowEnd: ptr.To("12:00")},
+			{ID: "A-17", Address: ptr.To("Unter den Linden 1, Berlin")},
+		},
+		Vehicles: []v1alpha1.Vehicle{{ID: "v1", Capacity: 10, ShiftStart: "08:00", ShiftEnd: "18:00"}},
+	}
+}
+
+func TestValidateSpec(t *testing.T) {
+	tests := map[string]struct {
+		mutate func(*v1alpha1.OptimizationSpec)
+		want   []string // substrings of the message; none means valid
+	}{
+		"valid": {mutate: func(*v1alpha1.OptimizationSpec) {}},
+		"valid with a fleet and default shifts": {mutate: func(s *v1alpha1.OptimizationSpec) {
+			s.Vehicles, s.Fleet = nil, &v1alpha1.Fleet{Count: 2, Capacity: 5}
+		}},
+		"valid window of one minute": {mutate: func(s *v1alpha1.OptimizationSpec) {
+			s.Orders[0].TimeWindowStart, s.Orders[0].TimeWindowEnd = ptr.To("10:00"), ptr.To("10:00")
+		}},
+		"valid window with only an end": {mutate: func(s *v1alpha1.OptimizationSpec) {
+			s.Orders[0].TimeWindowStart = nil
+		}},
+		"time window reversed": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Orders[1].TimeWindowStart, s.Orders[1].TimeWindowEnd = ptr.To("12:00"), ptr.To("09:00")
+			},
+			want: []string{`order "A-17": time window 12:00–09:00 ends before it starts`},
+		},
+		"time window not HH:MM": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Orders[1].TimeWindowEnd = ptr.To("9am") },
+			want:   []string{`order "A-17": time window end "9am" is not HH:MM`},
+		},
+		"order without location": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Orders[1].Address = nil },
+			want:   []string{`order "A-17": needs an address or both latitude and longitude`},
+		},
+		"order with a blank address only": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Orders[1].Address = ptr.To("   ") },
+			want:   []string{`order "A-17": needs an address or both latitude and longitude`},
+		},
+		"order latitude without longitude": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Orders[0].Longitude = nil },
+			want:   []string{`order "A-1": latitude and longitude must be given together`},
+		},
+		"order longitude without latitude, address given": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Orders[1].Longitude = ptr.To(13.0) },
+			want:   []string{`order "A-17": latitude and longitude must be given together`},
+		},
+		"order without id": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Orders[1].ID = "" },
+			want:   []string{"order 2 of the list has no id"},
+		},
+		"duplicate order ids": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Orders = append(s.Orders, s.Orders[1], s.Orders[0], s.Orders[1])
+			},
+			want: []string{`order "A-1" appears 2 times; order ids must be unique`, `order "A-17" appears 3 times`},
+		},
+		"no orders": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Orders = nil },
+			want:   []string{"there are no orders"},
+		},
+		"depot without location": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Depot = v1alpha1.Depot{Address: ptr.To(" \t ")} },
+			want:   []string{"the depot needs an address or both latitude and longitude"},
+		},
+		"depot latitude without longitude": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Depot.Longitude = nil },
+			want:   []string{"the depot: latitude and longitude must be given together"},
+		},
+		"vehicle shift reversed": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Vehicles[0].ShiftStart = "19:00" },
+			want:   []string{`vehicle "v1": shift 19:00–18:00 ends before it starts`},
+		},
+		"vehicle shift start after the default end": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Vehicles[0].ShiftStart, s.Vehicles[0].ShiftEnd = "19:00", "" },
+			want:   []string{`vehicle "v1": shift 19:00–18:00 ends before it starts`},
+		},
+		"duplicate vehicle ids": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Vehicles = append(s.Vehicles, s.Vehicles[0]) },
+			want:   []string{`vehicle "v1" appears 2 times; vehicle ids must be unique`},
+		},
+		"fleet shift reversed": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Vehicles, s.Fleet = nil, &v1alpha1.Fleet{Count: 1, Capacity: 5, ShiftStart: "17:00", ShiftEnd: "09:00"}
+			},
+			want: []string{"the fleet: shift 17:00–09:00 ends before it starts"},
+		},
+		"fleet of zero": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Vehicles, s.Fleet = nil, &v1alpha1.Fleet{Capacity: 5} },
+			want:   []string{"the fleet: count 0 is not at least 1"},
+		},
+		"vehicles and fleet": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Fleet = &v1alpha1.Fleet{Count: 1, Capacity: 5} },
+			want:   []string{"give either vehicles or fleet, not both"},
+		},
+		"neither vehicles nor fleet": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Vehicles = nil },
+			want:   []string{"either vehicles or fleet is required"},
+		},
+		"empty vehicles": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Vehicles = []v1alpha1.Vehicle{} },
+			want:   []string{"vehicles is empty"},
+		},
+		"several problems in spec order": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Orders[0].Longitude = nil
+				s.Orders[1].TimeWindowStart, s.Orders[1].TimeWindowEnd = ptr.To("12:00"), ptr.To("09:00")
+			},
+			want: []string{`order "A-1": latitude and longitude must be given together; order "A-17": time window 12:00–09:00 ends before it starts`},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			spec := validSpec()
+			tc.mutate(spec)
+			f := ValidateSpec(spec)
+			if len(tc.want) == 0 {
+				if f != nil {
+					t.Fatalf("ValidateSpec = %v, want nil", f)
+				}
+				return
+			}
+			if f == nil {
+				t.Fatalf("ValidateSpec = nil, want a failure containing %q", tc.want)
+			}
+			if f.Code != v1alpha1.ErrorInvalidInput {
+				t.Errorf("code = %q, want %q", f.Code, v1alpha1.ErrorInvalidInput)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(f.Message, w) {
+					t.Errorf("message %q does not contain %q", f.Message, w)
+				}
+			}
+		})
+	}
+}
+
+// TestValidateSpecBoundsTheMessage: 500 bad orders give a message of a few
+// problems and a count of the rest, not 500 lines.
+func TestValidateSpecBoundsTheMessage(t *testing.T) {
+	spec := validSpec()
+	spec.Orders = nil
+	for i := range 500 {
+		spec.Orders = append(spec.Orders, v1alpha1.Order{ID: fmt.Sprintf("o%d", i)})
+	}
+	f := ValidateSpec(spec)
+	if f == nil {
+		t.Fatal("ValidateSpec accepted 500 orders without a location")
+	}
+	if got := strings.Count(f.Message, "needs an address"); got != maxReportedProblems {
+		t.Errorf("message lists %d problems, want %d: %s", got, maxReportedProblems, f.Message)
+	}
+	if want := fmt.Sprintf("(and %d more problem(s))", 500-maxReportedProblems); !strings.HasSuffix(f.Message, want) {
+		t.Errorf("message %q does not end with %q", f.Message, want)
+	}
+	if !strings.HasPrefix(f.Message, `order "o0": `) {
+		t.Errorf("message %q does not start with the first order", f.Message)
+	}
+}
