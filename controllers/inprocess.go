@@ -61,8 +61,10 @@ func (r *InProcessRunner) Start(_ context.Context, opt *v1alpha1.Optimization) e
 	notify := &v1alpha1.Optimization{}
 	notify.Namespace, notify.Name = opt.Namespace, opt.Name
 	r.wg.Add(1)
+	inProcessSolves.Inc()
 	go func() {
 		defer r.wg.Done()
+		defer inProcessSolves.Dec()
 		defer cancel()
 		var err error
 		select {

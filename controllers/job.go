@@ -119,7 +119,7 @@ func (r *JobRunner) solveLabels(opt *v1alpha1.Optimization) map[string]string {
 
 // ConstructJob builds the desired solve Job for opt. It is pure.
 func (r *JobRunner) ConstructJob(opt *v1alpha1.Optimization) *batchv1.Job {
-	seconds := solver.DefaultSolverSeconds(len(opt.Spec.Orders))
+	seconds := solver.DefaultSolverSeconds(orderCount(opt))
 	if s := opt.Spec.EffectiveOptions().SolverSeconds; s != nil {
 		seconds = int(*s)
 	}
@@ -174,7 +174,7 @@ func (r *JobRunner) ConstructJob(opt *v1alpha1.Optimization) *batchv1.Job {
 							Name:      "GOMAXPROCS",
 							ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}},
 						}},
-						Resources:                resources.For(len(opt.Spec.Orders)),
+						Resources:                resources.For(orderCount(opt)),
 						TerminationMessagePath:   solver.TerminationMessagePath,
 						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						SecurityContext: &corev1.SecurityContext{

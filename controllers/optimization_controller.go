@@ -15,8 +15,10 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -42,10 +44,10 @@ type OptimizationReconciler struct {
 	// GeocodeCacheTTL is how long the tenant's geocoding answers are kept
 	// when a solve's new answers are merged into them; 0 means the default.
 	GeocodeCacheTTL time.Duration
-}
 
-// queuePoll is how often a queued optimization checks for a free slot.
-const queuePoll = time.Second
+	// queue counts solve slots from the cache index; SetupWithManager sets it.
+	queue *solveQueue
+}
 
 // runningPoll is how often a running solve is looked at: Jobs are read
 // directly rather than watched across the cluster.
@@ -58,7 +60,9 @@ const staleRequeue = 100 * time.Millisecond
 // The manager's cluster-wide permissions are routeopt's own kinds, reading
 // namespaces (to know tenants) and recording events; everything else it
 // does happens inside tenant namespaces (see job.go) or its own namespace.
-// +kubebuilder:rbac:groups=routeopt.io,resources=optimizations,verbs=get;list;watch;delete
+// patch is for the solve finalizer only (a merge patch of
+// metadata.finalizers); delete is for retention.
+// +kubebuilder:rbac:groups=routeopt.io,resources=optimizations,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=routeopt.io,resources=optimizations/status,verbs=get;patch
 // +kubebuilder:rbac:groups=routeopt.io,resources=optimizations/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
@@ -73,10 +77,13 @@ func (r *OptimizationReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.Client.Get(ctx, req.NamespacedName, opt); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if !opt.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.Runner.Stop(ctx, opt)
+	var res ctrl.Result
+	var err error
+	if opt.DeletionTimestamp.IsZero() {
+		res, err = r.reconcile(ctx, opt)
+	} else {
+		err = r.release(ctx, opt)
 	}
-	res, err := r.reconcile(ctx, opt)
 	if errors.Is(err, errStale) {
 		return ctrl.Result{RequeueAfter: staleRequeue}, nil
 	}
@@ -100,6 +107,9 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 	switch {
 	case state.IsTerminal():
 		r.Runner.Forget(opt)
+		if err := r.removeFinalizer(ctx, opt); err != nil {
+			return ctrl.Result{}, err
+		}
 		return r.expire(ctx, opt)
 
 	case opt.Spec.Cancel:
@@ -119,23 +129,34 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateQueued, reason: v1alpha1.ReasonQueued, message: "Waiting for a solver"})
 
 	case state == v1alpha1.StateQueued:
-		free, err := r.hasSlot(ctx, opt)
+		free, err := r.queue.hasSlot(ctx, opt)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if !free {
-			return ctrl.Result{RequeueAfter: queuePoll}, nil
+			// No timer: when a slot frees, slotFreed enqueues the head of
+			// the queue, and a manager that starts reconciles every queued
+			// one once.
+			return ctrl.Result{}, nil
 		}
-		// Running is written before the solve starts, so the record never
-		// shows a queued optimization with a solver stage; a Start that
-		// fails is retried by the running branch (PhaseUnknown).
+		// The finalizer comes first, so a solve never runs that a delete
+		// could not stop. Running is written before the solve starts, so
+		// the record never shows a queued optimization with a solver stage;
+		// a Start that fails is retried by the running branch (PhaseUnknown).
+		if err := r.ensureFinalizer(ctx, opt); err != nil {
+			return ctrl.Result{}, err
+		}
 		if err := r.apply(ctx, opt, transition{state: v1alpha1.StateRunning, reason: v1alpha1.ReasonStarted, message: "Handed to the solver"}); err != nil {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{RequeueAfter: runningPoll}, r.start(ctx, opt)
 	}
 
-	// Running: ask the runner.
+	// Running: ask the runner. One started by an earlier version has no
+	// finalizer yet.
+	if err := r.ensureFinalizer(ctx, opt); err != nil {
+		return ctrl.Result{}, err
+	}
 	out, err := r.Runner.Observe(ctx, opt)
 	if err != nil {
 		return ctrl.Result{}, r.failIfForbidden(ctx, opt, err)
@@ -216,33 +237,64 @@ func (r *OptimizationReconciler) finish(ctx context.Context, opt *v1alpha1.Optim
 	return r.apply(ctx, opt, t)
 }
 
-// hasSlot reports whether opt may start now: fewer than MaxConcurrent
-// optimizations are running, and every queued one ahead of it (older, or as
-// old with a smaller name) fits too. This keeps the queue first in, first out.
-func (r *OptimizationReconciler) hasSlot(ctx context.Context, opt *v1alpha1.Optimization) (bool, error) {
-	list := &v1alpha1.OptimizationList{}
-	if err := r.Client.List(ctx, list); err != nil {
-		return false, fmt.Errorf("unable to list optimizations: %w", err)
-	}
-	running, ahead, queued := 0, 0, 0
-	for i := range list.Items {
-		o := &list.Items[i]
-		switch o.Status.State {
-		case v1alpha1.StateRunning:
-			running++
-		case v1alpha1.StateQueued:
-			if o.Spec.Cancel {
-				continue
-			}
-			queued++
-			if c := o.CreationTimestamp.Compare(opt.CreationTimestamp.Time); c < 0 || (c == 0 && o.Name < opt.Name) {
-				ahead++
-			}
+// release stops the solve of an optimization being deleted, then removes
+// the finalizer that kept it. One without the finalizer (made by an earlier
+// version, or held by someone else's) is stopped all the same. Where
+// routeopt may no longer act (a tenant being removed, its RoleBindings
+// gone first) the finalizer goes all the same: holding it would keep the
+// namespace from being deleted, and its garbage collection removes the Job.
+func (r *OptimizationReconciler) release(ctx context.Context, opt *v1alpha1.Optimization) error {
+	if !opt.Status.State.IsTerminal() {
+		err := r.Runner.Stop(ctx, opt)
+		if err == nil {
+			err = r.Runner.Finish(ctx, opt)
+		}
+		switch {
+		case apierrors.IsForbidden(err):
+			ctrl.LoggerFrom(ctx).Info("Unable to stop the solve of a deleted optimization: routeopt may no longer act in its namespace", "error", err.Error())
+		case err != nil:
+			return err
+		default:
+			ctrl.LoggerFrom(ctx).Info("Stopped the solve of a deleted optimization")
 		}
 	}
-	queueDepth.Set(float64(queued))
-	runningSolves.Set(float64(running))
-	return r.MaxConcurrent <= 0 || running+ahead < r.MaxConcurrent, nil
+	r.Runner.Forget(opt)
+	return r.removeFinalizer(ctx, opt)
+}
+
+// ensureFinalizer adds SolveFinalizer to opt. The patch carries only the
+// finalizers and opt's resourceVersion, so it never writes back a slim
+// cached spec and never drops a finalizer added meanwhile; opt becomes the
+// API server's answer (full spec, new resourceVersion).
+func (r *OptimizationReconciler) ensureFinalizer(ctx context.Context, opt *v1alpha1.Optimization) error {
+	if controllerutil.ContainsFinalizer(opt, v1alpha1.SolveFinalizer) {
+		return nil
+	}
+	base := opt.DeepCopy()
+	controllerutil.AddFinalizer(opt, v1alpha1.SolveFinalizer)
+	return r.patchFinalizers(ctx, opt, base)
+}
+
+// removeFinalizer removes SolveFinalizer from opt, as ensureFinalizer adds it.
+func (r *OptimizationReconciler) removeFinalizer(ctx context.Context, opt *v1alpha1.Optimization) error {
+	if !controllerutil.ContainsFinalizer(opt, v1alpha1.SolveFinalizer) {
+		return nil
+	}
+	base := opt.DeepCopy()
+	controllerutil.RemoveFinalizer(opt, v1alpha1.SolveFinalizer)
+	return r.patchFinalizers(ctx, opt, base)
+}
+
+func (r *OptimizationReconciler) patchFinalizers(ctx context.Context, opt, base *v1alpha1.Optimization) error {
+	err := r.Client.Patch(ctx, opt, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
+	switch {
+	case err == nil, apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsConflict(err):
+		return errStale
+	default:
+		return fmt.Errorf("unable to write the finalizers of the optimization: %w", err)
+	}
 }
 
 // expire deletes a terminal optimization once its retention has passed.
@@ -267,8 +319,8 @@ func (r *OptimizationReconciler) apply(ctx context.Context, opt *v1alpha1.Optimi
 	now := metav1.NewTime(r.Clock.Now())
 	st := map[string]any{
 		"state":              string(t.state),
-		"orderCount":         int64(len(opt.Spec.Orders)),
-		"vehicleCount":       int64(opt.Spec.VehicleTotal()),
+		"orderCount":         int64(orderCount(opt)),
+		"vehicleCount":       int64(vehicleCount(opt)),
 		"observedGeneration": opt.Generation,
 	}
 	if t.state == v1alpha1.StateQueued {
@@ -332,13 +384,24 @@ func (r *OptimizationReconciler) apply(ctx context.Context, opt *v1alpha1.Optimi
 	return nil
 }
 
-// SetupWithManager registers the reconciler. Finished in-process solves
-// arrive on solveEvents (nil for the Job runner).
+// SetupWithManager registers the reconciler and the solve-slot index it
+// counts the queue with. Finished in-process solves arrive on solveEvents
+// (nil for the Job runner).
 func (r *OptimizationReconciler) SetupWithManager(mgr ctrl.Manager, solveEvents <-chan event.GenericEvent) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1alpha1.Optimization{}, slotField, indexSlot); err != nil {
+		return fmt.Errorf("unable to index optimizations by solve slot: %w", err)
+	}
+	r.queue = &solveQueue{reader: mgr.GetCache(), max: r.MaxConcurrent}
+	// The gauges count only while this manager leads (a Runnable that
+	// needs leader election).
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { return queueGauges.serve(ctx, r.queue) })); err != nil {
+		return fmt.Errorf("unable to add the queue gauges: %w", err)
+	}
 	// Jobs are not watched: that would need a cluster-wide watch of every
 	// Job; running solves are read directly every runningPoll instead.
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.Optimization{}).
+		Watches(&v1alpha1.Optimization{}, r.queue.slotFreed()).
 		Named("optimization")
 	if solveEvents != nil {
 		b = b.WatchesRawSource(source.Channel(solveEvents, &handler.EnqueueRequestForObject{}))

@@ -81,10 +81,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 // finishedSince maps a new endpoint to the terminal optimizations of its
-// namespace that finished at or after its creation.
+// namespace that finished at or after its creation. It reads the cache's
+// own objects (no deep copy of a tenant's every optimization per endpoint).
 func (r *Reconciler) finishedSince(ctx context.Context, o client.Object) []reconcile.Request {
 	list := &v1alpha1.OptimizationList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace())); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(o.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 		ctrl.LoggerFrom(ctx).Info("Unable to list optimizations for a new webhook endpoint", "error", err.Error())
 		return nil
 	}

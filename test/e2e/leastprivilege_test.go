@@ -154,6 +154,8 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		// what it needs
 		{verb: "watch", group: "routeopt.io", resource: "optimizations", allowed: true},
 		{verb: "patch", group: "routeopt.io", resource: "optimizations", subresource: "status", namespace: T, allowed: true},
+		// patch adds and removes the solve finalizer
+		{verb: "patch", group: "routeopt.io", resource: "optimizations", namespace: T, allowed: true},
 		{verb: "watch", resource: "namespaces", allowed: true},
 		{verb: "create", group: "events.k8s.io", resource: "events", namespace: T, allowed: true},
 		{verb: "create", group: "batch", resource: "jobs", namespace: T, allowed: true},

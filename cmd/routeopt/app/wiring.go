@@ -27,9 +27,17 @@ import (
 // ManagerCacheOptions keep the manager's informers to routeopt's own kinds
 // and Namespaces, the only kinds it may watch across the cluster. Reading a
 // kind without a started informer fails instead of starting a cluster-wide
-// one by accident.
+// one by accident. Cached Optimizations are slim (no orders, vehicles or
+// managed fields): tens of thousands are kept for 30 days, and reconciling
+// needs none of that (controllers.SlimOptimization).
 func ManagerCacheOptions() cache.Options {
-	return cache.Options{ReaderFailOnMissingInformer: true}
+	return cache.Options{
+		ReaderFailOnMissingInformer: true,
+		DefaultTransform:            cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&v1alpha1.Optimization{}: {Transform: controllers.SlimOptimization},
+		},
+	}
 }
 
 // ManagerClientOptions read what lives in tenant namespaces (Jobs, pods,
