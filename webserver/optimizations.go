@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -65,6 +66,10 @@ func newOptimization(namespace, key string, in *schema.OptimizationIn) *v1alpha1
 	}
 }
 
+// createTimePerByte is the time a create is given per stored byte beyond
+// RequestTimeout: 2 s per megabyte.
+const createTimePerByte = 2 * time.Second / 1_000_000
+
 // createOptimization answers POST /v1/optimizations.
 func (s *Server) createOptimization(c *gin.Context) {
 	key, keyPresent := c.Request.Header["Idempotency-Key"]
@@ -91,13 +96,17 @@ func (s *Server) createOptimization(c *gin.Context) {
 
 	opt := newOptimization(principal(c).Namespace, keyValue, in)
 	requestHash := opt.Annotations[v1alpha1.RequestHashAnnotation]
-	ctx, cancel := s.kubeContext(c)
-	defer cancel()
 	size, err := storedSize(opt)
 	if err != nil {
 		abortInternal(c, err)
 		return
 	}
+	// The API server's work on a create grows with the object (encoding,
+	// schema validation, the watch): a 1.5 MB one is given more time than
+	// --kube-timeout alone, so a large valid request is not refused with
+	// 503 on a busy control plane.
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.RequestTimeout+time.Duration(size)*createTimePerByte)
+	defer cancel()
 	if size > MaxStoredBytes {
 		msg, fields := tooLargeToStore(size, MaxStoredBytes)
 		s.refuseTooLarge(ctx, c, opt, keyValue, requestHash, msg, fields)
