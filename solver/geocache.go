@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -47,7 +48,24 @@ type configMapStore struct {
 	mu      sync.Mutex
 	entries map[string]geocode.Entry
 	added   map[string]geocode.Entry
+	dirty   int           // answers not written yet
+	every   int           // Put asks for a write when dirty reaches it; 0: never
+	kick    chan struct{} // asks keepSaving for a write
 }
+
+// Incremental writes of a solve's answers, so a retried solve (a restarted
+// pod, a Job retry) resumes where the last write left it: a write every
+// geocodeSaveEvery answers or geocodeSaveInterval, whichever comes first.
+// Each write sends all the solve's answers (one ConfigMap key, about 130
+// bytes per address), so 500 addresses cost at most a few dozen patches of
+// under 70 KB.
+const (
+	geocodeSaveEvery    = 25
+	geocodeSaveInterval = 10 * time.Second
+	// geocodeFinalSaveTimeout bounds the last write, which runs even after
+	// the solve's context ended so a cancelled pod keeps what it paid for.
+	geocodeFinalSaveTimeout = 10 * time.Second
+)
 
 func cacheKeyHash(key string) string {
 	sum := sha256.Sum256([]byte(key))
@@ -57,7 +75,7 @@ func cacheKeyHash(key string) string {
 // loadGeocodeCache reads the tenant's cache and opt's pending answers; a
 // missing ConfigMap is empty.
 func loadGeocodeCache(ctx context.Context, c client.Client, opt *v1alpha1.Optimization) (*configMapStore, error) {
-	s := &configMapStore{c: c, opt: opt, entries: map[string]geocode.Entry{}, added: map[string]geocode.Entry{}}
+	s := &configMapStore{c: c, opt: opt, entries: map[string]geocode.Entry{}, added: map[string]geocode.Entry{}, kick: make(chan struct{}, 1)}
 	cache, err := getConfigMap(ctx, c, opt.Namespace, GeocodeCacheConfigMap)
 	if err != nil {
 		return nil, fmt.Errorf("unable to read the geocoding cache: %w", err)
@@ -113,19 +131,74 @@ func (s *configMapStore) Put(_ context.Context, key string, e geocode.Entry) err
 	h := cacheKeyHash(key)
 	s.entries[h] = e
 	s.added[h] = e
+	s.dirty++
+	if s.every > 0 && s.dirty >= s.every {
+		select {
+		case s.kick <- struct{}{}:
+		default: // a write is already asked for
+		}
+	}
 	return nil
 }
 
-// save writes the new answers into the solve's own ConfigMap.
+// save writes the solve's answers into its own ConfigMap when some are not
+// written yet. Calls must not overlap (keepSaving serializes them).
 func (s *configMapStore) save(ctx context.Context) error {
 	s.mu.Lock()
+	n := s.dirty
 	raw, err := json.Marshal(s.added)
-	n := len(s.added)
 	s.mu.Unlock()
 	if err != nil || n == 0 {
 		return err
 	}
-	return patchResultConfigMap(ctx, s.c, s.opt, map[string]any{"data": map[string]any{PendingGeocodesKey: string(raw)}})
+	err = patchResultConfigMap(ctx, s.c, s.opt, map[string]any{"data": map[string]any{PendingGeocodesKey: string(raw)}})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.dirty -= n
+	s.mu.Unlock()
+	return nil
+}
+
+// keepSaving writes the answers as they come, every `every` answers or
+// `interval`, until stop is called; stop makes the last write, even when
+// ctx has ended. A failed write is logged and retried with the next one:
+// it costs lookups on a retry, not this solve.
+func (s *configMapStore) keepSaving(ctx context.Context, every int, interval time.Duration) (stop func()) {
+	s.mu.Lock()
+	s.every = every
+	s.mu.Unlock()
+	log := ctrl.LoggerFrom(ctx)
+	save := func(ctx context.Context) {
+		if err := s.save(ctx); err != nil {
+			log.Info("Unable to keep the geocoding answers", "error", err.Error())
+		}
+	}
+	done, finished := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-s.kick:
+			case <-tick.C:
+			}
+			save(ctx)
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), geocodeFinalSaveTimeout)
+		defer cancel()
+		save(fctx)
+	}
 }
 
 // MergeGeocodeCache moves the answers opt's solve found into the tenant's

@@ -3,6 +3,7 @@ package solver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +118,52 @@ func TestGeocodeAnswersGoThroughTheSolvesConfigMap(t *testing.T) {
 	}
 	if _, left := own.Data[PendingGeocodesKey]; left {
 		t.Error("the merged answers are still in the solve's ConfigMap")
+	}
+}
+
+// The answers reach the solve's ConfigMap while geocoding goes on (every
+// `every` answers), and the last ones when it stops, even after a cancel.
+func TestGeocodeAnswersAreWrittenAsTheyCome(t *testing.T) {
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Name: "opt", Namespace: "tenant-a"}}
+	own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: opt.ResultConfigMapName(), Namespace: opt.Namespace}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(own).Build()
+	written := func() int {
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(own), cm); err != nil {
+			t.Fatal(err)
+		}
+		return len(pendingGeocodes(cm))
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store, err := loadGeocodeCache(ctx, c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := store.keepSaving(ctx, 5, time.Hour)
+	for i := range 7 {
+		_ = store.Put(ctx, fmt.Sprintf("street %d", i), geocode.Entry{Found: true, Stored: time.Now()})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for written() < 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d answers written while geocoding, want at least 5", written())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	stop()
+	if n := written(); n != 7 {
+		t.Fatalf("%d answers written after stop, want 7", n)
+	}
+	retried, err := loadGeocodeCache(context.Background(), c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := retried.Get(context.Background(), "street 6"); !ok {
+		t.Fatal("a retried solve does not find the last answer")
 	}
 }

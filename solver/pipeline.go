@@ -211,12 +211,14 @@ func (s *solve) geocode(ctx context.Context) (*located, error) {
 	in := &located{}
 	g := s.geocoder()
 	_, noGeocoder := g.(geocode.None)
-	var store *configMapStore
 	if !noGeocoder {
-		var err error
-		if store, err = loadGeocodeCache(ctx, s.p.Client, s.opt); err != nil {
+		store, err := loadGeocodeCache(ctx, s.p.Client, s.opt)
+		if err != nil {
 			return nil, err
 		}
+		// Answers are kept as they come, and on every way out (a failure,
+		// a cancel), so a retried solve asks only for the rest.
+		defer store.keepSaving(ctx, geocodeSaveEvery, geocodeSaveInterval)()
 		g = &geocode.Cached{Next: g, Store: store, TTL: s.p.geocodeCacheTTL(), Tenant: s.opt.Namespace}
 	}
 
@@ -277,12 +279,6 @@ func (s *solve) geocode(ctx context.Context) (*located, error) {
 			Code:    v1alpha1.WarningNoGeocoder,
 			Message: fmt.Sprintf("%d order(s) without coordinates could not be placed: no geocoder is configured; send latitude and longitude", missing),
 		})
-	}
-	if store != nil {
-		// Answers that cannot be kept cost a second lookup next time, not this solve.
-		if err := store.save(ctx); err != nil && ctx.Err() == nil {
-			ctrl.LoggerFrom(ctx).Info("Unable to keep the geocoding answers", "error", err.Error())
-		}
 	}
 	return in, nil
 }

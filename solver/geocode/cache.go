@@ -6,6 +6,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // DefaultCacheTTL is how long a cached answer is used: 30 days.
@@ -75,16 +77,16 @@ type Cached struct {
 	// OnStoreError, when set, is told about failed Store calls.
 	OnStoreError func(err error)
 
-	mu    sync.Mutex
-	calls map[string]*inflight
+	// flights shares one call to Next among identical concurrent queries.
+	flights singleflight.Group
+	// joined, in tests, hears each caller that waits on a flight.
+	joined func()
 }
 
-type inflight struct {
-	done    chan struct{}
-	waiters int // callers waiting for this one (under Cached.mu)
-	res     Result
-	found   bool
-	err     error
+// flightAnswer is a flight's outcome.
+type flightAnswer struct {
+	res   Result
+	found bool
 }
 
 var _ Geocoder = (*Cached)(nil)
@@ -103,49 +105,41 @@ func (c *Cached) Geocode(ctx context.Context, q Query) (Result, bool, error) {
 		return e.Result, e.Found, nil
 	}
 	for {
-		c.mu.Lock()
-		if cl, ok := c.calls[key]; ok {
-			cl.waiters++
-			c.mu.Unlock()
-			select {
-			case <-cl.done:
-			case <-ctx.Done():
-				return Result{}, false, ctx.Err()
+		// The flight runs on the first caller's ctx; the others wait on
+		// their own.
+		led := false // whether this caller's function ran the flight
+		ch := c.flights.DoChan(key, func() (any, error) {
+			led = true
+			// A flight that ended since the lookup above has stored its
+			// answer (a failing store was reported by that lookup).
+			if e, ok, _ := c.fresh(ctx, key); ok {
+				return flightAnswer{e.Result, e.Found}, nil
 			}
-			// The first caller gave up on its own context: ask again.
-			if cl.err != nil && isContextErr(cl.err) && ctx.Err() == nil {
-				continue
+			res, found, err := c.Next.Geocode(ctx, q)
+			if err != nil {
+				return flightAnswer{}, err
 			}
-			return cl.res, cl.found, cl.err
-		}
-		// A call that ended between the lookup above and taking the lock
-		// has stored its answer (it stores before it leaves c.calls). A
-		// store that fails was reported by the lookup above already.
-		if e, ok, _ := c.fresh(ctx, key); ok {
-			c.mu.Unlock()
-			return e.Result, e.Found, nil
-		}
-		cl := &inflight{done: make(chan struct{})}
-		if c.calls == nil {
-			c.calls = map[string]*inflight{}
-		}
-		c.calls[key] = cl
-		c.mu.Unlock()
-
-		cl.res, cl.found, cl.err = c.Next.Geocode(ctx, q)
-		if cl.err == nil {
-			if !cl.found {
-				cl.res = Result{}
+			if !found {
+				res = Result{}
 			}
 			// Store even when ctx has just ended: the answer is good.
-			err := c.Store.Put(context.WithoutCancel(ctx), key, Entry{Result: cl.res, Found: cl.found, Stored: c.now()})
-			c.storeError(err)
+			c.storeError(c.Store.Put(context.WithoutCancel(ctx), key, Entry{Result: res, Found: found, Stored: c.now()}))
+			return flightAnswer{res, found}, nil
+		})
+		if c.joined != nil {
+			c.joined()
 		}
-		c.mu.Lock()
-		delete(c.calls, key)
-		c.mu.Unlock()
-		close(cl.done)
-		return cl.res, cl.found, cl.err
+		select {
+		case r := <-ch:
+			// The first caller gave up on its own context: ask again.
+			if !led && r.Err != nil && isContextErr(r.Err) && ctx.Err() == nil {
+				continue
+			}
+			a, _ := r.Val.(flightAnswer)
+			return a.res, a.found, r.Err
+		case <-ctx.Done():
+			return Result{}, false, ctx.Err()
+		}
 	}
 }
 

@@ -251,6 +251,8 @@ func TestCachedWaiterOutlivesCancelledLeader(t *testing.T) {
 	stub.entered = make(chan struct{}, 10)
 	c := &Cached{Next: stub, Store: NewMemoryStore(0)}
 
+	var joins atomic.Int64
+	c.joined = func() { joins.Add(1) }
 	leaderCtx, cancelLeader := context.WithCancel(context.Background())
 	leaderDone := make(chan error, 1)
 	go func() {
@@ -267,15 +269,8 @@ func TestCachedWaiterOutlivesCancelledLeader(t *testing.T) {
 		}
 		waiterDone <- err
 	}()
-	// Wait until the waiter is parked on the leader's call.
-	for {
-		c.mu.Lock()
-		cl := c.calls[CacheKey("", berlinQ)]
-		parked := cl != nil && cl.waiters > 0
-		c.mu.Unlock()
-		if parked {
-			break
-		}
+	// The leader's flight is gated: the second caller to reach it joins it.
+	for joins.Load() < 2 {
 		time.Sleep(time.Millisecond)
 	}
 	cancelLeader()

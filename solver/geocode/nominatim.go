@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -17,6 +15,8 @@ import (
 	"unicode"
 
 	"golang.org/x/time/rate"
+
+	"routeopt.io/routeopt/solver/httpkit"
 )
 
 // PublicNominatimURL is the OpenStreetMap Foundation's public Nominatim
@@ -128,8 +128,8 @@ func (e *StatusError) Error() string {
 // boundary), or is a whole street (place_rank 26-27, addresstype road) for a
 // query that asked for a house number (a digit in the street line).
 type Nominatim struct {
-	search    string // base URL + "/search"
-	userAgent string
+	search    string      // base URL + "/search"
+	header    http.Header // User-Agent and Accept of every request
 	email     string
 	client    *http.Client
 	limiter   *rate.Limiter
@@ -194,7 +194,6 @@ func NewNominatim(opts NominatimOptions) (*Nominatim, error) {
 	}
 	n := &Nominatim{
 		search:    u.String(),
-		userAgent: ua,
 		email:     strings.TrimSpace(opts.Email),
 		client:    opts.HTTPClient,
 		limiter:   rate.NewLimiter(limit, burst),
@@ -204,7 +203,8 @@ func NewNominatim(opts NominatimOptions) (*Nominatim, error) {
 		minB:      orDefault(opts.MinBackoff, DefaultNominatimMinBackoff),
 		maxB:      orDefault(opts.MaxBackoff, DefaultNominatimMaxBackoff),
 		onRequest: opts.OnRequest,
-		sleep:     sleepCtx,
+		header:    http.Header{"User-Agent": {ua}, "Accept": {"application/json"}},
+		sleep:     httpkit.Sleep,
 		now:       time.Now,
 	}
 	if n.client == nil {
@@ -235,38 +235,31 @@ func (n *Nominatim) Geocode(ctx context.Context, q Query) (Result, bool, error) 
 		return Result{}, false, ErrEmptyQuery
 	}
 	params := n.params(q)
-	var lastErr error
-	for attempt := 0; ; attempt++ {
-		res, found, retryAfter, err := n.attempt(ctx, params, attempt)
-		if err == nil {
-			return res, found, nil
-		}
-		if ctx.Err() != nil {
-			return Result{}, false, fmt.Errorf("nominatim: %w", ctx.Err())
-		}
-		var re *retryableError
-		if !errors.As(err, &re) {
-			return Result{}, false, err
-		}
-		lastErr = re.err
-		if attempt >= n.retries {
-			return Result{}, false, fmt.Errorf("%w: nominatim: %d attempt(s) failed, last: %w", ErrUnavailable, attempt+1, lastErr)
-		}
-		wait := n.backoff(attempt)
-		if retryAfter > 0 {
-			if retryAfter > n.maxB {
-				return Result{}, false, fmt.Errorf("%w: nominatim: asked to retry after %s: %w", ErrUnavailable, retryAfter, lastErr)
-			}
-			n.pause(retryAfter)
-			wait = max(wait, retryAfter)
-		}
-		if dl, ok := ctx.Deadline(); ok && n.now().Add(wait).After(dl) {
-			return Result{}, false, fmt.Errorf("%w: nominatim: no time left to retry: %w", ErrUnavailable, lastErr)
-		}
-		if err := n.sleep(ctx, wait); err != nil {
-			return Result{}, false, fmt.Errorf("nominatim: %w", err)
-		}
+	r := httpkit.Retrier{
+		Service:             "nominatim",
+		Attempts:            n.retries + 1,
+		MinBackoff:          n.minB,
+		MaxBackoff:          n.maxB,
+		AbortLongRetryAfter: true,
+		OnRetryAfter:        n.pause,
+		Sleep:               n.sleep,
+		Now:                 n.now,
 	}
+	var res Result
+	var found bool
+	err := r.Do(ctx, func(ctx context.Context, attempt int) error {
+		var err error
+		res, found, err = n.attempt(ctx, params, attempt)
+		return err
+	})
+	var re *httpkit.RetryError
+	switch {
+	case err == nil:
+		return res, found, nil
+	case errors.As(err, &re):
+		return Result{}, false, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return Result{}, false, err
 }
 
 // params builds the search parameters: structured when any field beside
@@ -317,40 +310,25 @@ func isCountryCode(s string) bool {
 	return true
 }
 
-// retryableError marks an attempt worth retrying.
-type retryableError struct{ err error }
-
-func (e *retryableError) Error() string { return e.err.Error() }
-func (e *retryableError) Unwrap() error { return e.err }
-
-// attempt sends one request. A retryable failure is a *retryableError, with
-// the Retry-After delay when the server sent one.
-func (n *Nominatim) attempt(ctx context.Context, params url.Values, attempt int) (res Result, found bool, retryAfter time.Duration, err error) {
+// attempt sends one request under the concurrency bound, the shared pause
+// and the rate limit. A retryable failure is an *httpkit.AttemptError.
+func (n *Nominatim) attempt(ctx context.Context, params url.Values, attempt int) (res Result, found bool, err error) {
 	select {
 	case n.slots <- struct{}{}:
 	case <-ctx.Done():
-		return Result{}, false, 0, ctx.Err()
+		return Result{}, false, ctx.Err()
 	}
 	defer func() { <-n.slots }()
 	if err := n.waitPause(ctx); err != nil {
-		return Result{}, false, 0, err
+		return Result{}, false, err
 	}
 	if err := n.limiter.Wait(ctx); err != nil {
 		if ctx.Err() != nil {
-			return Result{}, false, 0, ctx.Err()
+			return Result{}, false, ctx.Err()
 		}
 		// The wait would outlast ctx's deadline.
-		return Result{}, false, 0, fmt.Errorf("%w: nominatim: rate limit wait exceeds the deadline", ErrUnavailable)
+		return Result{}, false, fmt.Errorf("%w: nominatim: rate limit wait exceeds the deadline", ErrUnavailable)
 	}
-
-	actx, cancel := context.WithTimeout(ctx, n.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodGet, n.search+"?"+params.Encode(), nil)
-	if err != nil {
-		return Result{}, false, 0, fmt.Errorf("nominatim: %w", err)
-	}
-	req.Header.Set("User-Agent", n.userAgent)
-	req.Header.Set("Accept", "application/json")
 
 	start := n.now()
 	status := 0
@@ -359,66 +337,36 @@ func (n *Nominatim) attempt(ctx context.Context, params url.Values, attempt int)
 			n.onRequest(RequestInfo{StatusCode: status, Err: err, Duration: n.now().Sub(start), Attempt: attempt})
 		}
 	}()
-	resp, err := n.client.Do(req)
+	resp, err := httpkit.Get(ctx, n.client, n.search+"?"+params.Encode(), n.header, n.timeout, maxResponseBytes)
 	if err != nil {
-		if ctx.Err() != nil {
-			return Result{}, false, 0, ctx.Err()
+		if errors.Is(err, httpkit.ErrTooLarge) {
+			return Result{}, false, fmt.Errorf("%w: nominatim: %w", ErrUnavailable, err)
 		}
-		if actx.Err() != nil {
-			return Result{}, false, 0, &retryableError{fmt.Errorf("no answer within %s", n.timeout)}
-		}
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // the URL carries the address and the email
-		}
-		return Result{}, false, 0, &retryableError{fmt.Errorf("request failed: %w", err)}
+		return Result{}, false, err
 	}
-	defer func() { _ = resp.Body.Close() }()
-	status = resp.StatusCode
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-	if err != nil {
-		if ctx.Err() != nil {
-			return Result{}, false, 0, ctx.Err()
-		}
-		if actx.Err() != nil {
-			return Result{}, false, 0, &retryableError{fmt.Errorf("answer not complete within %s", n.timeout)}
-		}
-		return Result{}, false, 0, &retryableError{fmt.Errorf("reading the answer: %w", err)}
-	}
-
+	status = resp.Status
 	switch {
-	case resp.StatusCode == http.StatusOK:
-	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		se := &StatusError{StatusCode: resp.StatusCode, Message: errorMessage(body)}
-		return Result{}, false, parseRetryAfter(resp.Header.Get("Retry-After"), n.now()), &retryableError{se}
+	case resp.Status == http.StatusOK:
+	case httpkit.Transient(resp.Status):
+		se := &StatusError{StatusCode: resp.Status, Message: errorMessage(resp.Body)}
+		return Result{}, false, httpkit.RetryStatus(resp, se, n.now())
 	default:
-		return Result{}, false, 0, fmt.Errorf("nominatim: %w", &StatusError{StatusCode: resp.StatusCode, Message: errorMessage(body)})
+		return Result{}, false, fmt.Errorf("nominatim: %w", &StatusError{StatusCode: resp.Status, Message: errorMessage(resp.Body)})
 	}
 
-	places, err := parseNominatim(body)
+	places, err := parseNominatim(resp.Body)
 	if err != nil {
-		return Result{}, false, 0, fmt.Errorf("%w: nominatim: %w", ErrUnavailable, err)
+		return Result{}, false, fmt.Errorf("%w: nominatim: %w", ErrUnavailable, err)
 	}
 	if len(places) == 0 {
-		return Result{}, false, 0, nil
+		return Result{}, false, nil
 	}
 	p := places[0]
 	lat, lon, err := p.coordinates()
 	if err != nil {
-		return Result{}, false, 0, fmt.Errorf("nominatim: place %d: %w", p.PlaceID, err)
+		return Result{}, false, fmt.Errorf("nominatim: place %d: %w", p.PlaceID, err)
 	}
-	return Result{Lat: lat, Lon: lon, Approximate: p.approximate(asksHouseNumber(params))}, true, 0, nil
-}
-
-// backoff is the wait before retry number attempt+1: MinBackoff doubled per
-// attempt, capped at MaxBackoff, with full jitter in its upper half.
-func (n *Nominatim) backoff(attempt int) time.Duration {
-	d := n.minB
-	for i := 0; i < attempt && d < n.maxB; i++ {
-		d *= 2
-	}
-	d = min(d, n.maxB)
-	return d/2 + rand.N(d/2+1)
+	return Result{Lat: lat, Lon: lon, Approximate: p.approximate(asksHouseNumber(params))}, true, nil
 }
 
 // pause makes every caller wait d before its next attempt.
@@ -438,41 +386,6 @@ func (n *Nominatim) waitPause(ctx context.Context) error {
 		return nil
 	}
 	return n.sleep(ctx, d)
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// parseRetryAfter reads a Retry-After header: delay seconds or an HTTP date.
-// It returns 0 when the header is absent or unreadable.
-func parseRetryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return 0
-	}
-	if s, err := strconv.ParseInt(h, 10, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		if s > int64(24*time.Hour/time.Second) {
-			return 24 * time.Hour
-		}
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
 }
 
 // errorMessage extracts Nominatim's {"error":{"code":..,"message":".."}} (or

@@ -595,27 +595,6 @@ func TestApproximateRule(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
-	for _, tt := range []struct {
-		h    string
-		want time.Duration
-	}{
-		{"", 0},
-		{"5", 5 * time.Second},
-		{" 0 ", 0},
-		{"-3", 0},
-		{"soon", 0},
-		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
-		{"99999999999", 24 * time.Hour},
-	} {
-		if got := parseRetryAfter(tt.h, now); got != tt.want {
-			t.Errorf("parseRetryAfter(%q) = %s, want %s", tt.h, got, tt.want)
-		}
-	}
-}
-
 func TestParseNominatim(t *testing.T) {
 	for _, tt := range []struct {
 		body   string

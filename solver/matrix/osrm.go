@@ -6,9 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -19,6 +17,9 @@ import (
 	"time"
 
 	polyline "github.com/twpayne/go-polyline"
+	"golang.org/x/sync/errgroup"
+
+	"routeopt.io/routeopt/solver/httpkit"
 )
 
 // Defaults of the OSRM provider. DefaultOSRMMaxTableSize and
@@ -326,50 +327,27 @@ func (o *OSRM) Matrix(ctx context.Context, points []Point) (*Matrix, error) {
 	block := blockOf(n, o.tableSize())
 	work := tiles(n, o.tableSize())
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu       sync.Mutex
-		firstErr error
-		wg       sync.WaitGroup
-		next     = make(chan tile)
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if firstErr == nil {
-			firstErr = err
-			cancel()
+	// Tiles write disjoint cells of m, so only Estimated needs the lock.
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(o.concurrency())
+	for _, t := range work {
+		if gctx.Err() != nil {
+			break
 		}
-		mu.Unlock()
-	}
-	for range min(o.concurrency(), len(work)) {
-		wg.Go(func() {
-			for t := range next {
-				est, err := o.fillTile(ctx, points, t, block, m)
-				if err != nil {
-					fail(err)
-					continue
-				}
-				if len(est) > 0 {
-					mu.Lock()
-					m.Estimated = append(m.Estimated, est...)
-					mu.Unlock()
-				}
+		g.Go(func() error {
+			est, err := o.fillTile(gctx, points, t, block, m)
+			if err != nil {
+				return err
 			}
+			mu.Lock()
+			m.Estimated = append(m.Estimated, est...)
+			mu.Unlock()
+			return nil
 		})
 	}
-feed:
-	for _, t := range work {
-		select {
-		case next <- t:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -624,137 +602,73 @@ func (o *OSRM) Route(ctx context.Context, path []Point) ([]Point, error) {
 // ---------------------------------------------------------------------------
 // HTTP with retries.
 
-// attemptError is the failure of one attempt.
-type attemptError struct {
-	err   error
-	retry bool
-	after time.Duration // Retry-After, when the server sent one
-}
-
 var pointInMessage = regexp.MustCompile(`coordinate (\d+)`)
+
+// retrier is the retry policy of one service's requests.
+func (o *OSRM) retrier(service string) *httpkit.Retrier {
+	base := o.Backoff
+	if base <= 0 {
+		base = DefaultOSRMBackoff
+	}
+	return &httpkit.Retrier{
+		Service:    "osrm " + service,
+		Attempts:   o.attempts(),
+		MinBackoff: base,
+		MaxBackoff: maxOSRMBackoff,
+	}
+}
 
 // do GETs u until decode accepts the body, retrying what is worth retrying.
 func (o *OSRM) do(ctx context.Context, service, u, desc string, decode func([]byte) error) error {
-	attempts := o.attempts()
-	var last *attemptError
-	for attempt := range attempts {
-		if attempt > 0 {
-			if err := sleep(ctx, o.backoff(attempt, last.after)); err != nil {
-				return err
-			}
-		}
-		last = o.attempt(ctx, service, u, decode)
+	err := o.retrier(service).Do(ctx, func(ctx context.Context, _ int) error {
+		err := o.attempt(ctx, service, u, decode)
 		if o.OnRequest != nil {
-			var err error
-			if last != nil {
-				err = last.err
-			}
 			o.OnRequest(service, err)
 		}
-		if last == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if !last.retry {
-			return last.err
-		}
+		return err
+	})
+	var re *httpkit.RetryError
+	if errors.As(err, &re) {
+		return fmt.Errorf("%w: %w (%s)", ErrUnavailable, err, desc)
 	}
-	return fmt.Errorf("%w: osrm %s request (%s) failed after %d attempt(s): %v", ErrUnavailable, service, desc, attempts, last.err)
+	return err
 }
 
-func (o *OSRM) attempt(ctx context.Context, service, u string, decode func([]byte) error) *attemptError {
-	actx, cancel := context.WithTimeout(ctx, o.timeout())
-	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodGet, u, nil)
+// attempt sends one request; a failure worth retrying is an
+// *httpkit.AttemptError.
+func (o *OSRM) attempt(ctx context.Context, service, u string, decode func([]byte) error) error {
+	header := http.Header{"Accept": {"application/json"}, "User-Agent": {orDefault(o.UserAgent, "routeopt")}}
+	resp, err := httpkit.Get(ctx, o.client(), u, header, o.timeout(), maxOSRMBody)
 	if err != nil {
-		return &attemptError{err: fmt.Errorf("osrm %s: %w", service, err)}
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("User-Agent", orDefault(o.UserAgent, "routeopt"))
-	resp, err := o.client().Do(req)
-	if err != nil {
-		return &attemptError{err: fmt.Errorf("osrm %s: %w", service, err), retry: true}
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxOSRMBody+1))
-	if err != nil {
-		return &attemptError{err: fmt.Errorf("osrm %s: reading the answer: %w", service, err), retry: true}
-	}
-	if len(body) > maxOSRMBody {
-		return &attemptError{err: fmt.Errorf("%w: osrm %s: answer larger than %d bytes", ErrUnavailable, service, maxOSRMBody)}
-	}
-	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
-		return &attemptError{
-			err:   fmt.Errorf("osrm %s: HTTP %d: %s", service, resp.StatusCode, snippet(body)),
-			retry: true,
-			after: retryAfter(resp.Header.Get("Retry-After")),
+		if errors.Is(err, httpkit.ErrTooLarge) {
+			return fmt.Errorf("%w: osrm %s: %w", ErrUnavailable, service, err)
 		}
+		return err
+	}
+	if httpkit.Transient(resp.Status) {
+		return httpkit.RetryStatus(resp, fmt.Errorf("osrm %s: HTTP %d: %s", service, resp.Status, snippet(resp.Body)), time.Now())
 	}
 	var envelope struct {
 		Code    string `json:"code"`
 		Message string `json:"message"`
 	}
-	if err := json.Unmarshal(body, &envelope); err != nil || envelope.Code == "" {
+	if err := json.Unmarshal(resp.Body, &envelope); err != nil || envelope.Code == "" {
 		// Not OSRM talking: a proxy's error page or a wrong BaseURL.
-		return &attemptError{err: fmt.Errorf("%w: osrm %s: HTTP %d without an OSRM answer: %s", ErrUnavailable, service, resp.StatusCode, snippet(body))}
+		return fmt.Errorf("%w: osrm %s: HTTP %d without an OSRM answer: %s", ErrUnavailable, service, resp.Status, snippet(resp.Body))
 	}
 	if envelope.Code != "Ok" {
-		oe := &OSRMError{Service: service, Code: envelope.Code, Message: envelope.Message, HTTPStatus: resp.StatusCode, Point: -1}
+		oe := &OSRMError{Service: service, Code: envelope.Code, Message: envelope.Message, HTTPStatus: resp.Status, Point: -1}
 		if m := pointInMessage.FindStringSubmatch(envelope.Message); m != nil {
 			if p, err := strconv.Atoi(m[1]); err == nil {
 				oe.Point = p
 			}
 		}
-		return &attemptError{err: oe}
+		return oe
 	}
-	if resp.StatusCode != http.StatusOK {
-		return &attemptError{err: fmt.Errorf("%w: osrm %s: HTTP %d with code Ok", ErrUnavailable, service, resp.StatusCode)}
+	if resp.Status != http.StatusOK {
+		return fmt.Errorf("%w: osrm %s: HTTP %d with code Ok", ErrUnavailable, service, resp.Status)
 	}
-	if err := decode(body); err != nil {
-		return &attemptError{err: err}
-	}
-	return nil
-}
-
-// backoff is the wait before attempt (1-based retries): Backoff doubled per
-// retry, with jitter, at least the server's Retry-After, at most 10 s.
-func (o *OSRM) backoff(attempt int, after time.Duration) time.Duration {
-	base := o.Backoff
-	if base <= 0 {
-		base = DefaultOSRMBackoff
-	}
-	d := base << min(attempt-1, 16)
-	if d <= 0 || d > maxOSRMBackoff {
-		d = maxOSRMBackoff
-	}
-	d = d/2 + rand.N(d/2+1)
-	return min(max(d, after), maxOSRMBackoff)
-}
-
-func retryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && s >= 0 {
-		return time.Duration(min(s, 3600)) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(time.Until(t), 0)
-	}
-	return 0
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return decode(resp.Body)
 }
 
 func snippet(body []byte) string {

@@ -516,16 +516,8 @@ func TestOSRMConfig(t *testing.T) {
 	if o.attempts() != 4 || (&OSRM{Retries: -1}).attempts() != 1 || (&OSRM{Retries: 2}).attempts() != 3 {
 		t.Fatal("attempts")
 	}
-	for attempt := 1; attempt < 40; attempt++ {
-		if d := o.backoff(attempt, 0); d <= 0 || d > maxOSRMBackoff {
-			t.Fatalf("backoff(%d) = %v", attempt, d)
-		}
-	}
-	if d := o.backoff(1, time.Hour); d != maxOSRMBackoff {
-		t.Fatalf("Retry-After not capped: %v", d)
-	}
-	if retryAfter("3") != 3*time.Second || retryAfter("soon") != 0 {
-		t.Fatal("retryAfter")
+	if r := o.retrier("table"); r.Attempts != 4 || r.MinBackoff != DefaultOSRMBackoff || r.MaxBackoff != maxOSRMBackoff || r.AbortLongRetryAfter {
+		t.Fatalf("retrier %+v", r)
 	}
 }
 

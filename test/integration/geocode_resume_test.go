@@ -1,0 +1,143 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/uuid"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver"
+	"routeopt.io/routeopt/solver/geocode"
+)
+
+// TestGeocodingResumesFromItsAnswers: a solve interrupted after K answers
+// (the geocoder failing hard, or the pod's context cancelled) has written
+// those answers into its result ConfigMap, so the retried solve asks
+// Nominatim only for the other addresses, completes, and leaves all the
+// answers for the controller's merge into the tenant's cache.
+func TestGeocodingResumesFromItsAnswers(t *testing.T) {
+	const orders, answered = 12, 5
+	for _, mode := range []string{"geocoder fails", "context cancelled"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			ns := "geo-resume-" + randomHex(4)
+			if err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+				t.Fatal(err)
+			}
+			spec := v1alpha1.OptimizationSpec{
+				Depot:   v1alpha1.Depot{Latitude: ptr.To(52.52), Longitude: ptr.To(13.405)},
+				Fleet:   &v1alpha1.Fleet{Count: 2, Capacity: 100},
+				Options: &v1alpha1.Options{SolverSeconds: ptr.To[int32](1)},
+			}
+			for i := range orders {
+				spec.Orders = append(spec.Orders, v1alpha1.Order{ID: fmt.Sprintf("o-%d", i), Address: ptr.To(fmt.Sprintf("Resumestraße %d, Berlin", i+1))})
+			}
+			opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: uuid.NewString()}, Spec: spec}
+			if err := k8sClient.Create(ctx, opt); err != nil {
+				t.Fatal(err)
+			}
+			if err := solver.EnsureResultConfigMap(ctx, k8sClient, opt); err != nil {
+				t.Fatal(err)
+			}
+
+			// The real fake answers the first `answered` requests; later
+			// ones interrupt the run and get a 503.
+			upstream := newFakeNominatim(t, 0)
+			var requests, limit atomic.Int64
+			limit.Store(answered)
+			runCtx, cancelRun := context.WithCancel(ctx)
+			defer cancelRun()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if requests.Add(1) > limit.Load() {
+					if mode == "context cancelled" {
+						cancelRun()
+					}
+					http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
+					return
+				}
+				upstream.Config.Handler.ServeHTTP(w, r)
+			}))
+			t.Cleanup(srv.Close)
+			nominatim, err := geocode.NewNominatim(geocode.NominatimOptions{BaseURL: srv.URL, RatePerSecond: -1, MaxConcurrent: 1, MaxRetries: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &solver.Pipeline{Client: k8sClient, Geocoder: nominatim}
+			key := client.ObjectKeyFromObject(opt)
+
+			err = p.Run(runCtx, key)
+			var f *solver.Failure
+			switch mode {
+			case "geocoder fails":
+				if !errors.As(err, &f) || f.Code != v1alpha1.ErrorGeocodingUnavailable {
+					t.Fatalf("first run = %v, want %s", err, v1alpha1.ErrorGeocodingUnavailable)
+				}
+			default:
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("first run = %v, want context.Canceled", err)
+				}
+			}
+			if got := pending(t, opt); got != answered {
+				t.Fatalf("the interrupted run kept %d answers, want %d", got, answered)
+			}
+
+			first := requests.Load()
+			limit.Store(1 << 30)
+			if err := p.Run(ctx, key); err != nil {
+				t.Fatalf("retried run: %v", err)
+			}
+			if asked := requests.Load() - first; asked != orders-answered {
+				t.Fatalf("the retried run asked Nominatim %d times, want %d (only the addresses not answered before)", asked, orders-answered)
+			}
+			cm := &corev1.ConfigMap{}
+			if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: opt.ResultConfigMapName()}, cm); err != nil {
+				t.Fatal(err)
+			}
+			if len(cm.BinaryData[v1alpha1.ResultDataKey]) == 0 {
+				t.Fatal("no result stored")
+			}
+			if got := pending(t, opt); got != orders {
+				t.Fatalf("after the result was stored the solve's ConfigMap holds %d answers, want %d", got, orders)
+			}
+			if err := solver.MergeGeocodeCache(ctx, k8sClient, opt, 0, metav1.Now().Time); err != nil {
+				t.Fatal(err)
+			}
+			cache := &corev1.ConfigMap{}
+			if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: solver.GeocodeCacheConfigMap}, cache); err != nil {
+				t.Fatal(err)
+			}
+			if len(cache.Data) != orders {
+				t.Fatalf("tenant cache holds %d answers, want %d", len(cache.Data), orders)
+			}
+		})
+	}
+}
+
+// pending counts the geocoding answers in opt's result ConfigMap.
+func pending(t *testing.T, opt *v1alpha1.Optimization) int {
+	t.Helper()
+	cm := &corev1.ConfigMap{}
+	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: opt.Namespace, Name: opt.ResultConfigMapName()}, cm); err != nil {
+		t.Fatal(err)
+	}
+	raw, ok := cm.Data[solver.PendingGeocodesKey]
+	if !ok {
+		return 0
+	}
+	var answers map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &answers); err != nil {
+		t.Fatalf("%s: %v", solver.PendingGeocodesKey, err)
+	}
+	return len(answers)
+}
