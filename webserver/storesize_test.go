@@ -1,6 +1,8 @@
 package webserver
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -135,11 +137,11 @@ func TestStoredSizeIsNeverBelowTheStoredForm(t *testing.T) {
 		body   map[string]any
 		stored int // measured on envtest: etcd's value, newline included
 	}{
-		{"10 orders, coordinates only", tenOrdersForTest(), 3593},
-		{"500 typical orders", typicalForTest(500), 257529},
-		{"500 orders, every text at its maximum, ASCII", limitsForTest(500, 0, "x"), 944059},
-		{"150 orders at maximum, 4-byte characters, 100 vehicles", withVehiclesForTest(limitsForTest(150, maxTextForTest, "😀"), 100, "é"), 1022253},
-		{"100 orders at maximum, characters stored escaped", escapedForTest(), 943239},
+		{"10 orders, coordinates only", requests.TenOrders(1), 3593},
+		{"500 typical orders", requests.Typical(500), 257529},
+		{"500 orders, every text at its maximum, ASCII", requests.AtLimits(500, 0, "x"), 944059},
+		{"150 orders at maximum, 4-byte characters, 100 vehicles", requests.WithVehicles(requests.AtLimits(150, requests.MaxTextPerOrder, "😀"), 100, "é"), 1022253},
+		{"100 orders at maximum, characters stored escaped", requests.Escaped(), 943239},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,115 +220,10 @@ func TestTooLargeToStoreMessage(t *testing.T) {
 // The request builders below are those of test/integration/limits_test.go
 // (and helpers_test.go's tenOrders), so that the sizes measured there hold.
 
-const maxTextForTest = 1400
-
-var orderTextLimitsForTest = []struct {
-	name string
-	max  int
-}{{"id", 80}, {"address", 300}, {"city", 100}, {"region", 100}, {"postal_code", 20}, {"country", 60}, {"customer", 200}, {"phone", 40}, {"notes", 500}}
-
-func tenOrdersForTest() map[string]any {
-	orders := []map[string]any{}
-	coords := [][2]float64{
-		{52.5301, 13.3849}, {52.5163, 13.3777}, {52.5076, 13.4370}, {52.4990, 13.4180}, {52.5250, 13.4100},
-		{52.5400, 13.4120}, {52.5120, 13.3900}, {52.5050, 13.3600}, {52.5350, 13.3950}, {52.5200, 13.4400},
-	}
-	for i, c := range coords {
-		o := map[string]any{"id": fmt.Sprintf("A-%d", i+1), "latitude": c[0], "longitude": c[1], "demand": 2}
-		if i%3 == 0 {
-			o["time_window_start"] = "09:00"
-			o["time_window_end"] = "12:00"
-		}
-		orders = append(orders, o)
-	}
-	return map[string]any{
-		"name":    "Integration run",
-		"depot":   map[string]any{"label": "Depot", "latitude": 52.5200, "longitude": 13.4050},
-		"orders":  orders,
-		"fleet":   map[string]any{"count": 2, "capacity": 12},
-		"options": map[string]any{"solver_seconds": 1},
-	}
-}
-
-func limitsForTest(n, wide int, wideChar string) map[string]any {
-	orders := make([]map[string]any, 0, n)
-	for i := range n {
-		o := map[string]any{
-			"latitude":  52.40 + float64(i%25)*0.01,
-			"longitude": 13.20 + float64(i/25)*0.01,
-		}
-		left := wide
-		for _, f := range orderTextLimitsForTest {
-			prefix := ""
-			if f.name == "id" {
-				prefix = fmt.Sprintf("%04d-", i)
-			}
-			free := f.max - len(prefix)
-			w := min(left, free)
-			left -= w
-			o[f.name] = prefix + strings.Repeat(wideChar, w) + strings.Repeat("x", free-w)
-		}
-		orders = append(orders, o)
-	}
-	return map[string]any{
-		"name":    "Limits " + strings.Repeat("n", 100),
-		"depot":   map[string]any{"label": "Depot", "latitude": 52.52, "longitude": 13.405},
-		"orders":  orders,
-		"fleet":   map[string]any{"count": 10, "capacity": 60},
-		"options": map[string]any{"solver_seconds": 1},
-	}
-}
-
-func typicalForTest(n int) map[string]any {
-	orders := make([]map[string]any, 0, n)
-	for i := range n {
-		orders = append(orders, map[string]any{
-			"id":          fmt.Sprintf("ORD-2026-%05d", i),
-			"address":     fmt.Sprintf("Friedrichstraße %d", i%200+1),
-			"city":        "Berlin",
-			"postal_code": "10117",
-			"country":     "DE",
-			"latitude":    52.40 + float64(i%25)*0.01,
-			"longitude":   13.20 + float64(i/25)*0.01,
-			"demand":      2,
-			"customer":    fmt.Sprintf("Müller & Söhne GmbH %d", i),
-			"phone":       "+49 30 1234567",
-			"notes":       "Hintereingang, bitte klingeln",
-		})
-	}
-	return map[string]any{
-		"name":    "Typical day",
-		"depot":   map[string]any{"label": "Depot", "latitude": 52.52, "longitude": 13.405},
-		"orders":  orders,
-		"fleet":   map[string]any{"count": 20, "capacity": 60},
-		"options": map[string]any{"solver_seconds": 1},
-	}
-}
-
-func withVehiclesForTest(req map[string]any, n int, driver string) map[string]any {
-	out := []map[string]any{}
-	for i := range n {
-		out = append(out, map[string]any{"id": fmt.Sprintf("v%03d", i) + strings.Repeat(driver, 76), "capacity": 10, "driver": strings.Repeat(driver, 120), "fixed_cost": 12.5})
-	}
-	delete(req, "fleet")
-	req["vehicles"] = out
-	return req
-}
-
-func escapedForTest() map[string]any {
-	req := limitsForTest(100, maxTextForTest, "<")
-	req["depot"] = map[string]any{"label": "<&>", "address": strings.Repeat("a\u2028", 150)}
-	for _, o := range req["orders"].([]map[string]any) {
-		o["notes"] = strings.Repeat("\x01", 500)
-		o["time_window_start"], o["time_window_end"] = "09:00", "17:30"
-	}
-	return req
-}
-
 // BenchmarkStoredSize is the cost the estimate adds to a create of the
 // largest bodies.
 func BenchmarkStoredSize(b *testing.B) {
-	body, err := json.Marshal(limitsForTest(500, 1000, "é"))
+	body, err := json.Marshal(requests.AtLimits(500, 1000, "é"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,8 @@
 package createbench
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -29,7 +31,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
@@ -239,30 +240,7 @@ func beforeCRD() (*apiextensionsv1.CustomResourceDefinition, error) {
 // window on every third, a customer and a phone.
 func createBody(b *testing.B, group string, n int) []byte {
 	b.Helper()
-	spec := v1alpha1.OptimizationSpec{
-		Name:  ptr.To("create benchmark"),
-		Depot: v1alpha1.Depot{Label: ptr.To("Depot"), Latitude: ptr.To(52.52), Longitude: ptr.To(13.405)},
-		Fleet: &v1alpha1.Fleet{Count: 10, Capacity: 100, ShiftStart: "08:00", ShiftEnd: "18:00", NamePrefix: "Van"},
-	}
-	for i := range n {
-		o := v1alpha1.Order{
-			ID:             "ORD-" + strconv.Itoa(100000+i),
-			Address:        ptr.To(fmt.Sprintf("Musterstraße %d", i%200+1)),
-			PostalCode:     ptr.To(fmt.Sprintf("10%03d", i%1000)),
-			City:           ptr.To("Berlin"),
-			Country:        ptr.To("DE"),
-			Latitude:       ptr.To(52.45 + float64(i%97)/1000),
-			Longitude:      ptr.To(13.30 + float64(i%89)/1000),
-			Demand:         ptr.To(1.0),
-			ServiceMinutes: ptr.To(5.0),
-			Customer:       ptr.To(fmt.Sprintf("Customer %d", i)),
-			Phone:          ptr.To("+49 30 1234567"),
-		}
-		if i%3 == 0 {
-			o.TimeWindowStart, o.TimeWindowEnd = ptr.To("09:00"), ptr.To("12:00")
-		}
-		spec.Orders = append(spec.Orders, o)
-	}
+	spec := requests.Spec("create benchmark", n)
 	obj := map[string]any{
 		"apiVersion": schema.GroupVersion{Group: group, Version: v1alpha1.GroupVersion.Version}.String(),
 		"kind":       "Optimization",

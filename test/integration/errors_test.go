@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"net/http"
 	"testing"
 
@@ -26,7 +28,7 @@ func errorCode(t *testing.T, body map[string]any) string {
 func TestAuthTenancyAndErrors(t *testing.T) {
 	s := startSystem(t, "inprocess")
 	other := startSystem(t, "inprocess")
-	opt := createViaREST(t, s, "errors-test-key-01", tenOrders(1))
+	opt := createViaREST(t, s, "errors-test-key-01", requests.TenOrders(1))
 
 	readOnly := *s.withKey(t, webserver.ScopeOptimizationsRead)
 	noKey := *s
@@ -44,7 +46,7 @@ func TestAuthTenancyAndErrors(t *testing.T) {
 	}{
 		"no key":                          {&noKey, "GET", "/v1/me", nil, 401, webserver.CodeUnauthorized},
 		"unknown key":                     {&badKey, "GET", "/v1/optimizations", nil, 401, webserver.CodeUnauthorized},
-		"read-only key cannot create":     {&readOnly, "POST", "/v1/optimizations", tenOrders(1), 403, webserver.CodeInsufficientScope},
+		"read-only key cannot create":     {&readOnly, "POST", "/v1/optimizations", requests.TenOrders(1), 403, webserver.CodeInsufficientScope},
 		"read-only key reads":             {&readOnly, "GET", "/v1/optimizations/" + opt.Name, nil, 200, ""},
 		"another company's id":            {other, "GET", "/v1/optimizations/" + opt.Name, nil, 404, webserver.CodeNotFound},
 		"another company's result":        {other, "GET", "/v1/optimizations/" + opt.Name + "/result", nil, 404, webserver.CodeNotFound},
@@ -75,7 +77,7 @@ func TestAuthTenancyAndErrors(t *testing.T) {
 	}
 
 	t.Run("insufficient scope names the scope", func(t *testing.T) {
-		_, body, _ := readOnly.call(t, "POST", "/v1/optimizations", tenOrders(1), map[string]string{"Idempotency-Key": "errors-test-key-03"})
+		_, body, _ := readOnly.call(t, "POST", "/v1/optimizations", requests.TenOrders(1), map[string]string{"Idempotency-Key": "errors-test-key-03"})
 		fields := body["error"].(map[string]any)["fields"].(map[string]any)
 		if fields["required_scope"] != webserver.ScopeOptimizationsWrite {
 			t.Errorf("fields %v", fields)
@@ -92,7 +94,7 @@ func TestAuthTenancyAndErrors(t *testing.T) {
 		}
 	})
 	t.Run("a result asked too early is 409", func(t *testing.T) {
-		early := createViaREST(t, s, "errors-test-early-1", tenOrders(5))
+		early := createViaREST(t, s, "errors-test-early-1", requests.TenOrders(5))
 		status, body, _ := s.call(t, "GET", "/v1/optimizations/"+early.Name+"/result", nil, nil)
 		if status != 409 || errorCode(t, body) != webserver.CodeResultNotReady {
 			t.Errorf("status %d body %v", status, body)
@@ -105,7 +107,7 @@ func TestAuthTenancyAndErrors(t *testing.T) {
 		}
 	})
 	t.Run("a bad body is a 422 that changes nothing", func(t *testing.T) {
-		bad := tenOrders(1)
+		bad := requests.TenOrders(1)
 		bad["unexpected"] = true
 		status, body, _ := s.call(t, "POST", "/v1/optimizations", bad, map[string]string{"Idempotency-Key": "errors-test-bad-01"})
 		if status != 422 {

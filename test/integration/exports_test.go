@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"archive/zip"
 	"bytes"
 	"context"
@@ -34,7 +36,7 @@ var uuidPattern = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89a
 // completed.
 func completed(t *testing.T, s *system, key string) *v1alpha1.Optimization {
 	t.Helper()
-	opt := createViaREST(t, s, key, tenOrders(1))
+	opt := createViaREST(t, s, key, requests.TenOrders(1))
 	waitForState(t, s, opt.Name, v1alpha1.StateCompleted)
 	return opt
 }

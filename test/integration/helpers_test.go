@@ -3,7 +3,6 @@ package integration
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -102,30 +101,5 @@ func waitFor(t *testing.T, timeout time.Duration, what string, cond func() (bool
 			t.Fatalf("timed out after %s waiting for %s", timeout, what)
 		}
 		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// tenOrders is the README's walk-through request: 10 orders with
-// coordinates around central Berlin and a fleet of 2.
-func tenOrders(solverSeconds int) map[string]any {
-	orders := []map[string]any{}
-	coords := [][2]float64{
-		{52.5301, 13.3849}, {52.5163, 13.3777}, {52.5076, 13.4370}, {52.4990, 13.4180}, {52.5250, 13.4100},
-		{52.5400, 13.4120}, {52.5120, 13.3900}, {52.5050, 13.3600}, {52.5350, 13.3950}, {52.5200, 13.4400},
-	}
-	for i, c := range coords {
-		o := map[string]any{"id": fmt.Sprintf("A-%d", i+1), "latitude": c[0], "longitude": c[1], "demand": 2}
-		if i%3 == 0 {
-			o["time_window_start"] = "09:00"
-			o["time_window_end"] = "12:00"
-		}
-		orders = append(orders, o)
-	}
-	return map[string]any{
-		"name":    "Integration run",
-		"depot":   map[string]any{"label": "Depot", "latitude": 52.5200, "longitude": 13.4050},
-		"orders":  orders,
-		"fleet":   map[string]any{"count": 2, "capacity": 12},
-		"options": map[string]any{"solver_seconds": solverSeconds},
 	}
 }

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"context"
 	"path/filepath"
 	"slices"
@@ -81,7 +83,7 @@ func TestJobRunner(t *testing.T) {
 	s := startSystem(t, "job")
 
 	t.Run("the job solves and the optimization completes", func(t *testing.T) {
-		opt := createViaREST(t, s, "job-runner-ok-0001", tenOrders(1))
+		opt := createViaREST(t, s, "job-runner-ok-0001", requests.TenOrders(1))
 		job := waitForJob(t, opt)
 
 		pod := job.Spec.Template.Spec
@@ -131,7 +133,7 @@ func TestJobRunner(t *testing.T) {
 	})
 
 	t.Run("a job past its deadline fails the optimization", func(t *testing.T) {
-		opt := createViaREST(t, s, "job-runner-deadline-01", tenOrders(1))
+		opt := createViaREST(t, s, "job-runner-deadline-01", requests.TenOrders(1))
 		job := waitForJob(t, opt)
 		setJobStatus(t, job, false, batchv1.JobReasonDeadlineExceeded)
 		rec := waitForState(t, s, opt.Name, v1alpha1.StateFailed)
@@ -141,7 +143,7 @@ func TestJobRunner(t *testing.T) {
 	})
 
 	t.Run("the pod's termination message names the error", func(t *testing.T) {
-		opt := createViaREST(t, s, "job-runner-crash-0001", tenOrders(1))
+		opt := createViaREST(t, s, "job-runner-crash-0001", requests.TenOrders(1))
 		job := waitForJob(t, opt)
 		// The pod a kubelet would have run, terminated with the solver's message.
 		pod := &corev1.Pod{

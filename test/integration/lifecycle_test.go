@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"context"
 	"net/http"
 	"strings"
@@ -23,7 +25,7 @@ import (
 
 // bigBody is a problem that keeps the solver busy for solverSeconds.
 func bigBody(solverSeconds int) map[string]any {
-	body := tenOrders(solverSeconds)
+	body := requests.TenOrders(solverSeconds)
 	body["fleet"] = map[string]any{"count": 3, "capacity": 100}
 	return body
 }
@@ -84,7 +86,7 @@ func TestCancel(t *testing.T) {
 
 	t.Run("a completed optimization cannot be cancelled", func(t *testing.T) {
 		s := startSystem(t, "inprocess")
-		opt := createViaREST(t, s, "cancel-done-key-01", tenOrders(1))
+		opt := createViaREST(t, s, "cancel-done-key-01", requests.TenOrders(1))
 		waitForState(t, s, opt.Name, v1alpha1.StateCompleted)
 		status, body, _ := s.call(t, "POST", "/v1/optimizations/"+opt.Name+"/cancel", nil, nil)
 		if status != 409 || errorCode(t, body) != webserver.CodeInvalidState {
@@ -99,7 +101,7 @@ func TestQueueFirstInFirstOut(t *testing.T) {
 	s := startSystemWith(t, app.RunnerOptions{Kind: "inprocess", MaxConcurrent: 1}, nil)
 	var ids []string
 	for i := range 3 {
-		opt := createViaREST(t, s, "fifo-test-key-00"+string(rune('a'+i)), tenOrders(1))
+		opt := createViaREST(t, s, "fifo-test-key-00"+string(rune('a'+i)), requests.TenOrders(1))
 		ids = append(ids, opt.Name)
 		time.Sleep(1100 * time.Millisecond) // creation timestamps have second precision
 	}
@@ -136,7 +138,7 @@ func TestQueueFirstInFirstOut(t *testing.T) {
 // Finished optimizations are deleted once their retention has passed.
 func TestRetention(t *testing.T) {
 	s := startSystemWith(t, app.RunnerOptions{Kind: "inprocess", Retention: 2 * time.Second}, nil)
-	opt := createViaREST(t, s, "retention-key-0001", tenOrders(1))
+	opt := createViaREST(t, s, "retention-key-0001", requests.TenOrders(1))
 	waitForState(t, s, opt.Name, v1alpha1.StateCompleted)
 	waitFor(t, 15*time.Second, "the expired optimization to be deleted", func() (bool, error) {
 		err := k8sClient.Get(context.Background(), client.ObjectKeyFromObject(opt), &v1alpha1.Optimization{})
@@ -151,7 +153,7 @@ func TestRetention(t *testing.T) {
 // The controller's metrics are registered and count transitions.
 func TestMetrics(t *testing.T) {
 	s := startSystem(t, "inprocess")
-	opt := createViaREST(t, s, "metrics-key-000001", tenOrders(1))
+	opt := createViaREST(t, s, "metrics-key-000001", requests.TenOrders(1))
 	waitForState(t, s, opt.Name, v1alpha1.StateCompleted)
 	families, err := metrics.Registry.Gather()
 	if err != nil {
@@ -177,7 +179,7 @@ func TestCancelRacingCompletion(t *testing.T) {
 	delays := []time.Duration{800, 1300, 1800, 2300, 2800, 3500}
 	ids := make([]string, len(delays))
 	for i := range delays {
-		ids[i] = createViaREST(t, s, "cancel-race-key-0"+string(rune('a'+i)), tenOrders(1)).Name
+		ids[i] = createViaREST(t, s, "cancel-race-key-0"+string(rune('a'+i)), requests.TenOrders(1)).Name
 	}
 	for i, d := range delays {
 		go func() {
@@ -219,7 +221,7 @@ func TestCancelRacingCompletion(t *testing.T) {
 // (what kubectl describe shows).
 func TestTransitionEvents(t *testing.T) {
 	s := startSystem(t, "inprocess")
-	opt := createViaREST(t, s, "events-test-key-01", tenOrders(1))
+	opt := createViaREST(t, s, "events-test-key-01", requests.TenOrders(1))
 	waitForState(t, s, opt.Name, v1alpha1.StateCompleted)
 	want := []string{v1alpha1.ReasonQueued, v1alpha1.ReasonStarted, v1alpha1.ReasonCompleted}
 	waitFor(t, 10*time.Second, "events "+strings.Join(want, ", "), func() (bool, error) {

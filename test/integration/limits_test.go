@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -24,77 +26,6 @@ import (
 	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
 )
-
-// orderTextLimits are the text fields of an order with their maximum
-// lengths in characters (SPEC.md), id first.
-var orderTextLimits = []struct {
-	name string
-	max  int
-}{{"id", 80}, {"address", 300}, {"city", 100}, {"region", 100}, {"postal_code", 20}, {"country", 60}, {"customer", 200}, {"phone", 40}, {"notes", 500}}
-
-// maxTextPerOrder is the sum of orderTextLimits: 1,400 characters.
-const maxTextPerOrder = 1400
-
-// limitsRequest is a request of n orders with coordinates around Berlin
-// whose text fields are all at their maximum length: the first wide
-// characters of each order (counted over its fields in orderTextLimits
-// order) are wide, the rest ASCII. Ids stay unique whatever wide is.
-func limitsRequest(n, wide int, wideChar string) map[string]any {
-	orders := make([]map[string]any, 0, n)
-	for i := range n {
-		o := map[string]any{
-			"latitude":  52.40 + float64(i%25)*0.01,
-			"longitude": 13.20 + float64(i/25)*0.01,
-		}
-		left := wide
-		for _, f := range orderTextLimits {
-			prefix := ""
-			if f.name == "id" {
-				prefix = fmt.Sprintf("%04d-", i)
-			}
-			free := f.max - len(prefix)
-			w := min(left, free)
-			left -= w
-			o[f.name] = prefix + strings.Repeat(wideChar, w) + strings.Repeat("x", free-w)
-		}
-		orders = append(orders, o)
-	}
-	return map[string]any{
-		"name":    "Limits " + strings.Repeat("n", 100),
-		"depot":   map[string]any{"label": "Depot", "latitude": 52.52, "longitude": 13.405},
-		"orders":  orders,
-		"fleet":   map[string]any{"count": 10, "capacity": 60},
-		"options": map[string]any{"solver_seconds": 1},
-	}
-}
-
-// typicalRequest is a realistic request of n orders: short addresses,
-// customer names and notes, coordinates given.
-func typicalRequest(n int) map[string]any {
-	orders := make([]map[string]any, 0, n)
-	for i := range n {
-		orders = append(orders, map[string]any{
-			"id":          fmt.Sprintf("ORD-2026-%05d", i),
-			"address":     fmt.Sprintf("Friedrichstraße %d", i%200+1),
-			"city":        "Berlin",
-			"postal_code": "10117",
-			"country":     "DE",
-			"latitude":    52.40 + float64(i%25)*0.01,
-			"longitude":   13.20 + float64(i/25)*0.01,
-			"demand":      2,
-			"customer":    fmt.Sprintf("Müller & Söhne GmbH %d", i),
-			"phone":       "+49 30 1234567",
-			"notes":       "Hintereingang, bitte klingeln",
-		})
-	}
-	return map[string]any{
-		"name":    "Typical day",
-		"depot":   map[string]any{"label": "Depot", "latitude": 52.52, "longitude": 13.405},
-		"orders":  orders,
-		"fleet":   map[string]any{"count": 20, "capacity": 60},
-		"options": map[string]any{"solver_seconds": 1},
-	}
-}
 
 func mustJSON(t *testing.T, v any) []byte {
 	t.Helper()
@@ -141,33 +72,15 @@ func TestStoredSizeEstimate(t *testing.T) {
 	s := startSystem(t, "inprocess")
 	s.stopManager() // no status writes: the stored form is the created one
 
-	vehicles := func(n int, driver string) []map[string]any {
-		out := []map[string]any{}
-		for i := range n {
-			out = append(out, map[string]any{"id": fmt.Sprintf("v%03d", i) + strings.Repeat(driver, 76), "capacity": 10, "driver": strings.Repeat(driver, 120), "fixed_cost": 12.5})
-		}
-		return out
-	}
-	withVehicles := func(req map[string]any, v []map[string]any) map[string]any {
-		delete(req, "fleet")
-		req["vehicles"] = v
-		return req
-	}
-	escaped := limitsRequest(100, maxTextPerOrder, "<")
-	escaped["depot"] = map[string]any{"label": "<&>", "address": strings.Repeat("a\u2028", 150)}
-	for _, o := range escaped["orders"].([]map[string]any) {
-		o["notes"] = strings.Repeat("\x01", 500) // control characters: 6 bytes each once stored
-		o["time_window_start"], o["time_window_end"] = "09:00", "17:30"
-	}
 	cases := []struct {
 		name string
 		body map[string]any
 	}{
-		{"10 orders, coordinates only", tenOrders(1)},
-		{"500 typical orders", typicalRequest(500)},
-		{"500 orders, every text at its maximum, ASCII", limitsRequest(500, 0, "x")},
-		{"150 orders at maximum, 4-byte characters, 100 vehicles", withVehicles(limitsRequest(150, maxTextPerOrder, "😀"), vehicles(100, "é"))},
-		{"100 orders at maximum, characters stored escaped", escaped},
+		{"10 orders, coordinates only", requests.TenOrders(1)},
+		{"500 typical orders", requests.Typical(500)},
+		{"500 orders, every text at its maximum, ASCII", requests.AtLimits(500, 0, "x")},
+		{"150 orders at maximum, 4-byte characters, 100 vehicles", requests.WithVehicles(requests.AtLimits(150, requests.MaxTextPerOrder, "😀"), 100, "é")},
+		{"100 orders at maximum, characters stored escaped", requests.Escaped()},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,7 +112,7 @@ func TestStoredSizeEstimate(t *testing.T) {
 // still answered as a replay.
 func TestCreateTooLargeToStore(t *testing.T) {
 	s := startSystem(t, "inprocess")
-	body := mustJSON(t, limitsRequest(500, maxTextPerOrder, "😀"))
+	body := mustJSON(t, requests.AtLimits(500, requests.MaxTextPerOrder, "😀"))
 	key := "too-large-0001"
 
 	for attempt := range 2 { // a retry is refused the same way
@@ -228,7 +141,7 @@ func TestCreateTooLargeToStore(t *testing.T) {
 
 	// The same key, first used for a request that was stored: the large
 	// request is a different one (422), the first one replays (202).
-	small := tenOrders(1)
+	small := requests.TenOrders(1)
 	status, first, _ := s.call(t, "POST", "/v1/optimizations", small, map[string]string{"Idempotency-Key": "too-large-0002"})
 	if status != 202 {
 		t.Fatalf("create: %d %v", status, first)
@@ -250,25 +163,25 @@ func TestLargestStorableRequest(t *testing.T) {
 	const n = 500
 	key := "largest-0001"
 	size := func(wide int) int {
-		est, err := webserver.StoredSizeOfRequest(s.namespace, key, mustJSON(t, limitsRequest(n, wide, "é")))
+		est, err := webserver.StoredSizeOfRequest(s.namespace, key, mustJSON(t, requests.AtLimits(n, wide, "é")))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return est
 	}
 	// Each 2-byte character adds a byte per order: binary search the most.
-	wide := sort.Search(maxTextPerOrder+1, func(w int) bool { return size(w) > webserver.MaxStoredBytes }) - 1
-	if wide < 0 || wide == maxTextPerOrder {
+	wide := sort.Search(requests.MaxTextPerOrder+1, func(w int) bool { return size(w) > webserver.MaxStoredBytes }) - 1
+	if wide < 0 || wide == requests.MaxTextPerOrder {
 		t.Fatalf("no boundary: %d", wide)
 	}
-	t.Logf("largest: %d orders, %d of each order's %d characters 2-byte: estimate %d bytes", n, wide, maxTextPerOrder, size(wide))
+	t.Logf("largest: %d orders, %d of each order's %d characters 2-byte: estimate %d bytes", n, wide, requests.MaxTextPerOrder, size(wide))
 
-	over := mustJSON(t, limitsRequest(n, wide+1, "é"))
+	over := mustJSON(t, requests.AtLimits(n, wide+1, "é"))
 	if status, out, _ := s.call(t, "POST", "/v1/optimizations", over, map[string]string{"Idempotency-Key": "largest-0002"}); status != 413 {
 		t.Fatalf("one character more: %d %v", status, out)
 	}
 
-	req := limitsRequest(n, wide, "é")
+	req := requests.AtLimits(n, wide, "é")
 	body := mustJSON(t, req)
 	status, rec, _ := s.call(t, "POST", "/v1/optimizations", body, map[string]string{"Idempotency-Key": key})
 	if status != 202 {
@@ -344,7 +257,7 @@ func TestStorageStricterThanTheLimit(t *testing.T) {
 		return status == 200, nil
 	})
 
-	body := mustJSON(t, limitsRequest(500, 0, "x"))
+	body := mustJSON(t, requests.AtLimits(500, 0, "x"))
 	estimate, err := webserver.StoredSizeOfRequest(ns, "strict-key-0001", body)
 	if err != nil {
 		t.Fatal(err)
@@ -365,7 +278,7 @@ func TestStorageStricterThanTheLimit(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: webserver.OptimizationID(ns, "strict-key-0001")}, &v1alpha1.Optimization{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the refused optimization exists: %v", err)
 	}
-	if status, rec, _ := s.call(t, "POST", "/v1/optimizations", tenOrders(1), map[string]string{"Idempotency-Key": "strict-key-0002"}); status != 202 {
+	if status, rec, _ := s.call(t, "POST", "/v1/optimizations", requests.TenOrders(1), map[string]string{"Idempotency-Key": "strict-key-0002"}); status != 202 {
 		t.Errorf("a small request: %d %v", status, rec)
 	}
 	// The large request under the small one's key is a reused key, not too large.

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -390,7 +392,7 @@ func TestNotifyCompletedEvent(t *testing.T) {
 	// event waits for it.
 	ep2, secret2 := registerEndpoint(t, s.namespace, 2, lateSecret.URL, false)
 
-	opt := createViaREST(t, s, "notify-completed-01", tenOrders(1))
+	opt := createViaREST(t, s, "notify-completed-01", requests.TenOrders(1))
 	waitForState(t, s, opt.Name, v1alpha1.StateCompleted)
 	hooks := good.waitHooks(t, 1, 10*time.Second)
 	opt = getOpt(t, opt)
@@ -500,7 +502,7 @@ func TestNotifyAttempts(t *testing.T) {
 	epSlow, _ := registerEndpoint(t, s.namespace, 2, slow.URL, true)
 	epRedirect, _ := registerEndpoint(t, s.namespace, 3, redirecting.URL, true)
 
-	opt := createViaREST(t, s, "notify-attempts-01", tenOrders(1))
+	opt := createViaREST(t, s, "notify-attempts-01", requests.TenOrders(1))
 	if status, rec, _ := s.call(t, "POST", "/v1/optimizations/"+opt.Name+"/cancel", nil, nil); status != 200 {
 		t.Fatalf("cancel: %d %v", status, rec)
 	}
@@ -567,10 +569,10 @@ func TestNotifyFailedAndCancelled(t *testing.T) {
 	s := startNotifySystem(t, "job", rc)
 	_, secret := registerEndpoint(t, s.namespace, 1, rc.URL, true)
 
-	failed := createViaREST(t, s, "notify-failed-0001", tenOrders(1))
+	failed := createViaREST(t, s, "notify-failed-0001", requests.TenOrders(1))
 	setJobStatus(t, waitForJob(t, failed), false, batchv1.JobReasonDeadlineExceeded)
 	waitForState(t, s, failed.Name, v1alpha1.StateFailed)
-	cancelled := createViaREST(t, s, "notify-cancel-0001", tenOrders(1))
+	cancelled := createViaREST(t, s, "notify-cancel-0001", requests.TenOrders(1))
 	if status, rec, _ := s.call(t, "POST", "/v1/optimizations/"+cancelled.Name+"/cancel", nil, nil); status != 200 {
 		t.Fatalf("cancel: %d %v", status, rec)
 	}
@@ -803,7 +805,7 @@ func TestNotifyAfterRestart(t *testing.T) {
 	waitRecord(t, before, ep, 10*time.Second)
 
 	s.stopManager()
-	opt := createViaREST(t, s, "notify-restart-0001", tenOrders(1))
+	opt := createViaREST(t, s, "notify-restart-0001", requests.TenOrders(1))
 	// Play the controller: the optimization completes while no manager runs.
 	err := solver.ApplyStatus(context.Background(), k8sClient, opt.Namespace, opt.Name, solver.FieldOwnerController, map[string]any{
 		"state": string(v1alpha1.StateCompleted), "finishedAt": time.Now().UTC().Format(time.RFC3339),

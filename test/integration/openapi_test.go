@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -274,13 +276,13 @@ func TestOpenAPIDocumentAndDocs(t *testing.T) {
 
 	// The validation the other tests rely on refuses what it must.
 	t.Run("deliberately invalid requests are refused by both", func(t *testing.T) {
-		bad := tenOrders(1)
+		bad := requests.TenOrders(1)
 		bad["fleet"].(map[string]any)["count"] = "2" // lax coercion: accepted by the server, not by the contract
 		status, _, _ := s.callInvalid(t, "fleet.count as a string", "POST", "/v1/optimizations", bad, map[string]string{"Idempotency-Key": "openapi-lax-count-01"})
 		if status != http.StatusAccepted {
 			t.Errorf("lax coercion: %d", status)
 		}
-		status, _, _ = s.callInvalid(t, "Idempotency-Key too short", "POST", "/v1/optimizations", tenOrders(1), map[string]string{"Idempotency-Key": "short"})
+		status, _, _ = s.callInvalid(t, "Idempotency-Key too short", "POST", "/v1/optimizations", requests.TenOrders(1), map[string]string{"Idempotency-Key": "short"})
 		if status != http.StatusUnprocessableEntity {
 			t.Errorf("short key: %d", status)
 		}
@@ -298,7 +300,7 @@ func TestOpenAPIDocumentAndDocs(t *testing.T) {
 		}
 		status, _, _ = s.callInvalid(t, "unknown field in an order", "POST", "/v1/optimizations",
 			func() map[string]any {
-				b := tenOrders(1)
+				b := requests.TenOrders(1)
 				b["orders"].([]map[string]any)[0]["colour"] = "red"
 				return b
 			}(),
@@ -308,7 +310,7 @@ func TestOpenAPIDocumentAndDocs(t *testing.T) {
 		}
 		status, _, _ = s.callInvalid(t, "both vehicles and fleet", "POST", "/v1/optimizations",
 			func() map[string]any {
-				b := tenOrders(1)
+				b := requests.TenOrders(1)
 				b["vehicles"] = []any{map[string]any{"id": "v1", "capacity": 10}}
 				return b
 			}(),

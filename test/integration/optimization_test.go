@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"context"
 	"encoding/json"
 	"math"
@@ -69,7 +71,7 @@ func watchOptimization(t *testing.T, namespace, name string, timeout time.Durati
 
 func TestCreateSolveAndFetchResult(t *testing.T) {
 	s := startSystem(t, "inprocess")
-	body := tenOrders(1)
+	body := requests.TenOrders(1)
 	headers := map[string]string{"Idempotency-Key": "integration-key-0001"}
 
 	collect := watchOptimization(t, s.namespace, webserver.OptimizationID(s.namespace, headers["Idempotency-Key"]), 60*time.Second)
@@ -169,7 +171,7 @@ func TestCreateSolveAndFetchResult(t *testing.T) {
 	if status != 202 || again["id"] != id || again["status"] != "completed" {
 		t.Errorf("replay: %d %v", status, again)
 	}
-	changed := tenOrders(2)
+	changed := requests.TenOrders(2)
 	status, refused, _ := s.call(t, "POST", "/v1/optimizations", changed, headers)
 	if status != 422 {
 		t.Fatalf("reused key with another payload: %d %v", status, refused)

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"context"
 	"fmt"
 	"math"
@@ -149,7 +151,7 @@ func TestProviderFailures(t *testing.T) {
 		osrm := newFakeOSRM(t)
 		osrm.down.Store(true)
 		s := startWithProviders(t, newFakeNominatim(t, 0), osrm)
-		opt := createViaREST(t, s, "matrix-down-key-01", tenOrders(1))
+		opt := createViaREST(t, s, "matrix-down-key-01", requests.TenOrders(1))
 		rec := waitForState(t, s, opt.Name, v1alpha1.StateFailed)
 		if rec["error_code"] != v1alpha1.ErrorMatrixUnavailable || rec["error_message"] == "" {
 			t.Errorf("record %v", rec)

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"context"
 	"slices"
 	"testing"
@@ -102,7 +104,7 @@ func TestDeleteRunning(t *testing.T) {
 		waitFor(t, 10*time.Second, "the solve goroutine", func() (bool, error) {
 			return gauge(t, "routeopt_inprocess_solves") == before+1, nil
 		})
-		second := createViaREST(t, s, "delete-inproc-key02", tenOrders(1))
+		second := createViaREST(t, s, "delete-inproc-key02", requests.TenOrders(1))
 		waitForStored(t, second, v1alpha1.StateQueued)
 
 		if err := k8sClient.Delete(context.Background(), first); err != nil {
@@ -121,12 +123,12 @@ func TestDeleteRunning(t *testing.T) {
 
 	t.Run("job", func(t *testing.T) {
 		s := startSystemWith(t, app.RunnerOptions{Kind: "job", MaxConcurrent: 1}, nil)
-		first := createViaREST(t, s, "delete-job-key-0001", tenOrders(1))
+		first := createViaREST(t, s, "delete-job-key-0001", requests.TenOrders(1))
 		job := waitForJob(t, first)
 		if f := current(t, first).Finalizers; !slices.Contains(f, v1alpha1.SolveFinalizer) {
 			t.Errorf("a running optimization has finalizers %v, want %s", f, v1alpha1.SolveFinalizer)
 		}
-		second := createViaREST(t, s, "delete-job-key-0002", tenOrders(1))
+		second := createViaREST(t, s, "delete-job-key-0002", requests.TenOrders(1))
 		waitForStored(t, second, v1alpha1.StateQueued)
 		noJob(t, second)
 
@@ -148,7 +150,7 @@ func TestDeleteRunning(t *testing.T) {
 	// stops the solve too.
 	t.Run("running without the finalizer", func(t *testing.T) {
 		s := startSystemWith(t, app.RunnerOptions{Kind: "job", MaxConcurrent: 1}, nil)
-		opt := createViaREST(t, s, "delete-old-key-0001", tenOrders(1))
+		opt := createViaREST(t, s, "delete-old-key-0001", requests.TenOrders(1))
 		job := waitForJob(t, opt)
 		s.stopManager()
 		cur := current(t, opt)
@@ -175,7 +177,7 @@ func TestQueueHandoff(t *testing.T) {
 	s := startSystemWith(t, app.RunnerOptions{Kind: "job", MaxConcurrent: 1}, nil)
 	var opts []*v1alpha1.Optimization
 	for i := range 3 {
-		opts = append(opts, createViaREST(t, s, "handoff-test-key-0"+string(rune('a'+i)), tenOrders(1)))
+		opts = append(opts, createViaREST(t, s, "handoff-test-key-0"+string(rune('a'+i)), requests.TenOrders(1)))
 		time.Sleep(1100 * time.Millisecond) // creation timestamps have second precision
 	}
 	a, b, c := opts[0], opts[1], opts[2]
@@ -220,7 +222,7 @@ func TestQueueHandoff(t *testing.T) {
 // vehicles and managed fields, with the counts reconciling needs.
 func TestManagerCacheIsSlim(t *testing.T) {
 	s := startSystem(t, "inprocess")
-	opt := createViaREST(t, s, "slim-cache-key-0001", tenOrders(1))
+	opt := createViaREST(t, s, "slim-cache-key-0001", requests.TenOrders(1))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	opts := app.ManagerCacheOptions()

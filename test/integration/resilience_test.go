@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"context"
 	"errors"
 	"net/http"
@@ -22,7 +24,7 @@ import (
 // gets its record.
 func TestConcurrentIdempotentCreates(t *testing.T) {
 	s := startSystem(t, "inprocess")
-	body := tenOrders(1)
+	body := requests.TenOrders(1)
 	const callers = 10
 	ids := make([]string, callers)
 	statuses := make([]int, callers)
@@ -121,7 +123,7 @@ func TestKubernetesAPIDown(t *testing.T) {
 				status, _, _ := s.call(t, "GET", "/v1/me", nil, nil)
 				return status == 200, nil
 			})
-			created := createViaREST(t, s, "api-down-test-0001", tenOrders(1)).Name
+			created := createViaREST(t, s, "api-down-test-0001", requests.TenOrders(1)).Name
 			waitFor(t, 5*time.Second, "the record in the cache", func() (bool, error) {
 				status, _, _ := s.call(t, "GET", "/v1/optimizations/"+created, nil, nil)
 				return status == 200, nil
@@ -136,7 +138,7 @@ func TestKubernetesAPIDown(t *testing.T) {
 				method, path string
 				body         any
 			}{
-				"create": {"POST", "/v1/optimizations", tenOrders(1)},
+				"create": {"POST", "/v1/optimizations", requests.TenOrders(1)},
 				"result": {"GET", "/v1/optimizations/" + created + "/result", nil},
 			} {
 				start := time.Now()
@@ -164,7 +166,7 @@ func TestKubernetesAPIDown(t *testing.T) {
 func TestReadYourWrites(t *testing.T) {
 	s := startSystem(t, "inprocess")
 	for i := range 20 {
-		status, rec, _ := s.call(t, "POST", "/v1/optimizations", tenOrders(1), map[string]string{"Idempotency-Key": "read-your-writes-" + strconv.Itoa(i)})
+		status, rec, _ := s.call(t, "POST", "/v1/optimizations", requests.TenOrders(1), map[string]string{"Idempotency-Key": "read-your-writes-" + strconv.Itoa(i)})
 		if status != 202 {
 			t.Fatalf("create %d: %d %v", i, status, rec)
 		}

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"context"
 	"testing"
 	"time"
@@ -17,7 +19,7 @@ import (
 func TestManagerRestart(t *testing.T) {
 	t.Run("job", func(t *testing.T) {
 		s := startSystem(t, "job")
-		opt := createViaREST(t, s, "restart-job-key-01", tenOrders(1))
+		opt := createViaREST(t, s, "restart-job-key-01", requests.TenOrders(1))
 		job := waitForJob(t, opt)
 		waitForState(t, s, opt.Name, v1alpha1.StateRunning)
 		s.stopManager()
@@ -36,9 +38,9 @@ func TestManagerRestart(t *testing.T) {
 
 	t.Run("inprocess", func(t *testing.T) {
 		s := startSystemWith(t, app.RunnerOptions{Kind: "inprocess", MaxConcurrent: 1}, nil)
-		first := createViaREST(t, s, "restart-inproc-k01", tenOrders(3))
+		first := createViaREST(t, s, "restart-inproc-k01", requests.TenOrders(3))
 		waitForState(t, s, first.Name, v1alpha1.StateRunning)
-		second := createViaREST(t, s, "restart-inproc-k02", tenOrders(1))
+		second := createViaREST(t, s, "restart-inproc-k02", requests.TenOrders(1))
 		time.Sleep(300 * time.Millisecond)
 		s.stopManager()
 		for _, o := range []*v1alpha1.Optimization{first, second} {

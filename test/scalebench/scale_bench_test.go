@@ -10,6 +10,8 @@
 package scalebench
 
 import (
+	"routeopt.io/routeopt/test/requests"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -36,7 +38,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -275,7 +276,7 @@ func storeCompleted(rng *rand.Rand) (string, error) {
 	}
 	opt := &v1alpha1.Optimization{
 		ObjectMeta: metav1.ObjectMeta{Namespace: env.namespace, Name: uuid.NewString()},
-		Spec:       spec(orders),
+		Spec:       requests.Spec("scale benchmark", orders),
 	}
 	ctx := context.Background()
 	if err := env.client.Create(ctx, opt); err != nil {
@@ -295,37 +296,6 @@ func storeCompleted(rng *rand.Rand) (string, error) {
 		ObservedGeneration: opt.Generation,
 	}
 	return opt.Name, env.client.Status().Update(ctx, opt)
-}
-
-// spec is an optimization of n orders shaped like the REST API's: an
-// address, coordinates, a customer and a phone, a time window on every
-// third.
-func spec(n int) v1alpha1.OptimizationSpec {
-	s := v1alpha1.OptimizationSpec{
-		Name:  ptr.To("scale benchmark"),
-		Depot: v1alpha1.Depot{Label: ptr.To("Depot"), Latitude: ptr.To(52.52), Longitude: ptr.To(13.405)},
-		Fleet: &v1alpha1.Fleet{Count: 10, Capacity: 100, ShiftStart: "08:00", ShiftEnd: "18:00", NamePrefix: "Van"},
-	}
-	for i := range n {
-		o := v1alpha1.Order{
-			ID:             "ORD-" + strconv.Itoa(100000+i),
-			Address:        ptr.To(fmt.Sprintf("Musterstraße %d", i%200+1)),
-			PostalCode:     ptr.To(fmt.Sprintf("10%03d", i%1000)),
-			City:           ptr.To("Berlin"),
-			Country:        ptr.To("DE"),
-			Latitude:       ptr.To(52.45 + float64(i%97)/1000),
-			Longitude:      ptr.To(13.30 + float64(i%89)/1000),
-			Demand:         ptr.To(1.0),
-			ServiceMinutes: ptr.To(5.0),
-			Customer:       ptr.To(fmt.Sprintf("Customer %d", i)),
-			Phone:          ptr.To("+49 30 1234567"),
-		}
-		if i%3 == 0 {
-			o.TimeWindowStart, o.TimeWindowEnd = ptr.To("09:00"), ptr.To("12:00")
-		}
-		s.Orders = append(s.Orders, o)
-	}
-	return s
 }
 
 // measure starts the manager and the API, waits until both have synced and
