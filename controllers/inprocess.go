@@ -10,6 +10,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver"
+	"routeopt.io/routeopt/solver/record"
 )
 
 // InProcessRunner runs solves in a bounded pool of goroutines of the manager
@@ -104,7 +105,7 @@ func (r *InProcessRunner) Observe(_ context.Context, opt *v1alpha1.Optimization)
 		// The process is shutting down: not a failure of this solve.
 		return Outcome{Phase: PhaseRunning}, nil
 	default:
-		return Outcome{Phase: PhaseFailed, Failure: solver.AsFailure(run.err)}, nil
+		return Outcome{Phase: PhaseFailed, Failure: record.AsFailure(run.err)}, nil
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver"
+	"routeopt.io/routeopt/solver/record"
 )
 
 // Inside a tenant namespace the manager acts through the RoleBinding that
@@ -175,7 +176,7 @@ func (r *JobRunner) ConstructJob(opt *v1alpha1.Optimization) *batchv1.Job {
 							ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.cpu"}},
 						}},
 						Resources:                resources.For(orderCount(opt)),
-						TerminationMessagePath:   solver.TerminationMessagePath,
+						TerminationMessagePath:   record.TerminationMessagePath,
 						TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 						SecurityContext: &corev1.SecurityContext{
 							AllowPrivilegeEscalation: ptr.To(false),
@@ -265,7 +266,7 @@ func (r *JobRunner) Observe(ctx context.Context, opt *v1alpha1.Optimization) (Ou
 
 // jobFailure tells why a Job failed: the solver's own termination message
 // when a pod left one, else the Job condition.
-func (r *JobRunner) jobFailure(ctx context.Context, job *batchv1.Job, cond batchv1.JobCondition) *solver.Failure {
+func (r *JobRunner) jobFailure(ctx context.Context, job *batchv1.Job, cond batchv1.JobCondition) *record.Failure {
 	pods := &corev1.PodList{}
 	if err := r.Client.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{"batch.kubernetes.io/job-name": job.Name}); err == nil {
 		for _, pod := range pods.Items {
@@ -274,22 +275,22 @@ func (r *JobRunner) jobFailure(ctx context.Context, job *batchv1.Job, cond batch
 				if t == nil {
 					continue
 				}
-				if f, ok := solver.ParseTerminationMessage(t.Message); ok {
+				if f, ok := record.ParseTerminationMessage(t.Message); ok {
 					return f
 				}
 				if t.Reason == "OOMKilled" {
-					return &solver.Failure{Code: v1alpha1.ErrorSolver, Message: "the solver ran out of memory (OOMKilled)"}
+					return &record.Failure{Code: v1alpha1.ErrorSolver, Message: "the solver ran out of memory (OOMKilled)"}
 				}
 				if t.ExitCode != 0 {
-					return &solver.Failure{Code: v1alpha1.ErrorSolver, Message: "the solver exited with code " + strconv.Itoa(int(t.ExitCode)) + ": " + t.Reason}
+					return &record.Failure{Code: v1alpha1.ErrorSolver, Message: "the solver exited with code " + strconv.Itoa(int(t.ExitCode)) + ": " + t.Reason}
 				}
 			}
 		}
 	}
 	if cond.Reason == batchv1.JobReasonDeadlineExceeded {
-		return &solver.Failure{Code: v1alpha1.ErrorDeadlineExceeded, Message: "the solve job ran past its deadline: " + cond.Message}
+		return &record.Failure{Code: v1alpha1.ErrorDeadlineExceeded, Message: "the solve job ran past its deadline: " + cond.Message}
 	}
-	return &solver.Failure{Code: v1alpha1.ErrorSolver, Message: fmt.Sprintf("the solve job failed (%s): %s", cond.Reason, cond.Message)}
+	return &record.Failure{Code: v1alpha1.ErrorSolver, Message: fmt.Sprintf("the solve job failed (%s): %s", cond.Reason, cond.Message)}
 }
 
 // Stop implements Runner: it deletes the Job and its pods.

@@ -23,6 +23,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver"
+	"routeopt.io/routeopt/solver/record"
 )
 
 // OptimizationReconciler drives an Optimization through
@@ -97,7 +98,7 @@ var errStale = errors.New("optimization changed since it was read")
 // transition is a state change decided by reconcile.
 type transition struct {
 	state   v1alpha1.State
-	failure *solver.Failure
+	failure *record.Failure
 	reason  string
 	message string
 }
@@ -124,7 +125,7 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 				return ctrl.Result{}, err
 			}
 			return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateFailed, reason: v1alpha1.ReasonFailed, message: msg,
-				failure: &solver.Failure{Code: v1alpha1.ErrorInternal, Message: msg}})
+				failure: &record.Failure{Code: v1alpha1.ErrorInternal, Message: msg}})
 		}
 		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateQueued, reason: v1alpha1.ReasonQueued, message: "Waiting for a solver"})
 
@@ -220,7 +221,7 @@ func (r *OptimizationReconciler) failIfForbidden(ctx context.Context, opt *v1alp
 	msg := fmt.Sprintf("routeopt may not run solves in namespace %s: re-run `routeopt tenant create %s` to restore its RoleBindings (%v)",
 		opt.Namespace, strings.TrimPrefix(opt.Namespace, v1alpha1.TenantNamespacePrefix), err)
 	return r.apply(ctx, opt, transition{state: v1alpha1.StateFailed, reason: v1alpha1.ReasonFailed, message: msg,
-		failure: &solver.Failure{Code: v1alpha1.ErrorInternal, Message: msg}})
+		failure: &record.Failure{Code: v1alpha1.ErrorInternal, Message: msg}})
 }
 
 // finish releases what opt's solve held (its identity; the geocoding
@@ -317,50 +318,36 @@ func (r *OptimizationReconciler) expire(ctx context.Context, opt *v1alpha1.Optim
 // an Event. The controller owns state, errors, times, counts and conditions.
 func (r *OptimizationReconciler) apply(ctx context.Context, opt *v1alpha1.Optimization, t transition) error {
 	now := metav1.NewTime(r.Clock.Now())
-	st := map[string]any{
-		"state":              string(t.state),
-		"orderCount":         int64(orderCount(opt)),
-		"vehicleCount":       int64(vehicleCount(opt)),
-		"observedGeneration": opt.Generation,
+	st := record.ControllerStatus{
+		State:              t.state,
+		OrderCount:         int32(orderCount(opt)),
+		VehicleCount:       int32(vehicleCount(opt)),
+		ObservedGeneration: opt.Generation,
+		StartedAt:          opt.Status.StartedAt,
 	}
-	if t.state == v1alpha1.StateQueued {
-		st["stage"] = string(v1alpha1.StageQueued)
-	}
-	startedAt := opt.Status.StartedAt
-	if startedAt == nil && t.state == v1alpha1.StateRunning {
-		startedAt = &now
-	}
-	if startedAt != nil {
-		st["startedAt"] = startedAt.UTC().Format(time.RFC3339)
+	if st.StartedAt == nil && t.state == v1alpha1.StateRunning {
+		st.StartedAt = &now
 	}
 	if t.state.IsTerminal() {
-		st["finishedAt"] = now.UTC().Format(time.RFC3339)
+		st.FinishedAt = &now
 	}
 	if t.failure != nil {
-		st["errorCode"] = t.failure.Code
-		st["errorMessage"] = t.failure.Message
+		st.ErrorCode = t.failure.Code
+		st.ErrorMessage = t.failure.Message
 	}
-	conditions := append([]metav1.Condition(nil), opt.Status.Conditions...)
+	st.Conditions = append([]metav1.Condition(nil), opt.Status.Conditions...)
 	finished := metav1.ConditionFalse
 	if t.state.IsTerminal() {
 		finished = metav1.ConditionTrue
 	}
-	meta.SetStatusCondition(&conditions, metav1.Condition{
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{
 		Type: v1alpha1.ConditionFinished, Status: finished, Reason: t.reason, Message: t.message, ObservedGeneration: opt.Generation,
 	})
-	list := make([]any, 0, len(conditions))
-	for _, c := range conditions {
-		list = append(list, map[string]any{
-			"type": c.Type, "status": string(c.Status), "reason": c.Reason, "message": c.Message,
-			"observedGeneration": c.ObservedGeneration, "lastTransitionTime": c.LastTransitionTime.UTC().Format(time.RFC3339),
-		})
-	}
-	st["conditions"] = list
 
 	// The object's resourceVersion makes the write conditional: a decision
 	// taken on a stale copy (say, completed after a cancel) is refused with
 	// a conflict and taken again on the current object.
-	if err := solver.ApplyStatusAt(ctx, r.Client, opt.Namespace, opt.Name, opt.ResourceVersion, solver.FieldOwnerController, st); err != nil {
+	if err := record.ApplyController(ctx, r.Client, client.ObjectKeyFromObject(opt), opt.ResourceVersion, st); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
@@ -370,8 +357,8 @@ func (r *OptimizationReconciler) apply(ctx context.Context, opt *v1alpha1.Optimi
 		return fmt.Errorf("unable to write status %s: %w", t.state, err)
 	}
 	optimizationsTotal.WithLabelValues(string(t.state)).Inc()
-	if t.state.IsTerminal() && startedAt != nil {
-		solveDuration.WithLabelValues(string(t.state)).Observe(now.Sub(startedAt.Time).Seconds())
+	if t.state.IsTerminal() && st.StartedAt != nil {
+		solveDuration.WithLabelValues(string(t.state)).Observe(now.Sub(st.StartedAt.Time).Seconds())
 	}
 	eventType := corev1.EventTypeNormal
 	if t.state == v1alpha1.StateFailed {

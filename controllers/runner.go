@@ -7,7 +7,7 @@ import (
 	"context"
 
 	"routeopt.io/routeopt/api/v1alpha1"
-	"routeopt.io/routeopt/solver"
+	"routeopt.io/routeopt/solver/record"
 )
 
 // Phase is what a Runner knows of one optimization's solve.
@@ -28,7 +28,7 @@ const (
 // Outcome is a Runner's answer about one optimization.
 type Outcome struct {
 	Phase   Phase
-	Failure *solver.Failure
+	Failure *record.Failure
 }
 
 // Runner executes solves. Implementations are keyed by the optimization's

@@ -20,6 +20,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver/geocode"
 	"routeopt.io/routeopt/solver/matrix"
+	"routeopt.io/routeopt/solver/record"
 	"routeopt.io/routeopt/solver/vrp"
 )
 
@@ -54,12 +55,12 @@ type Pipeline struct {
 }
 
 // Run solves the named Optimization. It returns nil once the result is
-// stored, ctx.Err() when cancelled (nothing is stored then), and a *Failure
+// stored, ctx.Err() when cancelled (nothing is stored then), and a *record.Failure
 // for every other way it can end.
 func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = failf(v1alpha1.ErrorInternal, "solver crashed: %v", r)
+			err = record.Failf(v1alpha1.ErrorInternal, "solver crashed: %v", r)
 		}
 	}()
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("optimization", key.String()))
@@ -116,11 +117,11 @@ func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error
 		return err
 	}
 	observeStage(ctx, v1alpha1.StageStoring, start)
-	return ApplyStatus(ctx, p.Client, opt.Namespace, opt.Name, FieldOwnerSolver, map[string]any{
-		"stage":     string(v1alpha1.StageStoring),
-		"progress":  int64(progressDone),
-		"resultRef": opt.ResultConfigMapName(),
-		"summary":   summaryOf(result),
+	return record.ApplySolver(ctx, p.Client, key, record.SolverStatus{
+		Stage:     v1alpha1.StageStoring,
+		Progress:  progressDone,
+		ResultRef: opt.ResultConfigMapName(),
+		Summary:   summaryOf(result),
 	})
 }
 
@@ -155,10 +156,7 @@ func (s *solve) report(ctx context.Context, stage v1alpha1.Stage, progress int32
 	progress = max(progress, s.progress)
 	s.progress = progress
 	s.mu.Unlock()
-	err := ApplyStatus(ctx, s.p.Client, s.opt.Namespace, s.opt.Name, FieldOwnerSolver, map[string]any{
-		"stage":    string(stage),
-		"progress": int64(progress),
-	})
+	err := record.ApplySolver(ctx, s.p.Client, client.ObjectKeyFromObject(s.opt), record.SolverStatus{Stage: stage, Progress: progress})
 	if err != nil && ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -232,11 +230,11 @@ func (s *solve) geocode(ctx context.Context) (*located, error) {
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case errors.Is(err, geocode.ErrNotConfigured):
-			return nil, failf(v1alpha1.ErrorGeocodingUnavailable, "the depot has no coordinates and no geocoder is configured")
+			return nil, record.Failf(v1alpha1.ErrorGeocodingUnavailable, "the depot has no coordinates and no geocoder is configured")
 		case err != nil:
-			return nil, failf(v1alpha1.ErrorGeocodingUnavailable, "geocoding the depot failed: %v", err)
+			return nil, record.Failf(v1alpha1.ErrorGeocodingUnavailable, "geocoding the depot failed: %v", err)
 		case !found:
-			return nil, failf(v1alpha1.ErrorGeocodingUnavailable, "the depot address %q was not found by the geocoder", q.String())
+			return nil, record.Failf(v1alpha1.ErrorGeocodingUnavailable, "the depot address %q was not found by the geocoder", q.String())
 		}
 		in.depot = matrix.Point{Lat: res.Lat, Lon: res.Lon}
 	}
@@ -260,7 +258,7 @@ func (s *solve) geocode(ctx context.Context) (*located, error) {
 			missing++
 			in.unassign(i, o.ID, v1alpha1.UnassignedGeocodeFailed, fmt.Sprintf("order %q has no coordinates and no geocoder is configured", o.ID))
 		case errors.Is(a.err, geocode.ErrUnavailable):
-			return nil, failf(v1alpha1.ErrorGeocodingUnavailable, "the geocoder could not be reached: %v", a.err)
+			return nil, record.Failf(v1alpha1.ErrorGeocodingUnavailable, "the geocoder could not be reached: %v", a.err)
 		case a.err != nil:
 			in.unassign(i, o.ID, v1alpha1.UnassignedGeocodeFailed, fmt.Sprintf("geocoding %q failed: %v", a.query.String(), a.err))
 		case !a.found:
@@ -322,7 +320,7 @@ func geocodeOrders(parent context.Context, g geocode.Geocoder, orders []v1alpha1
 	wg.Wait()
 	for _, a := range answers {
 		if errors.Is(a.err, geocode.ErrUnavailable) {
-			return nil, failf(v1alpha1.ErrorGeocodingUnavailable, "the geocoder could not be reached: %v", a.err)
+			return nil, record.Failf(v1alpha1.ErrorGeocodingUnavailable, "the geocoder could not be reached: %v", a.err)
 		}
 	}
 	if err := parent.Err(); err != nil {
@@ -347,7 +345,7 @@ func (s *solve) matrix(ctx context.Context, in *located) (*matrix.Matrix, error)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, failf(v1alpha1.ErrorMatrixUnavailable, "building the travel matrix failed: %v", err)
+		return nil, record.Failf(v1alpha1.ErrorMatrixUnavailable, "building the travel matrix failed: %v", err)
 	}
 	if n := len(m.Estimated); n > 0 {
 		in.warnings = append(in.warnings, v1alpha1.Warning{
@@ -445,11 +443,11 @@ func (s *solve) optimize(ctx context.Context, in *located, m *matrix.Matrix) (*s
 	spec := &s.opt.Spec
 	fleet, err := vehicles(spec)
 	if err != nil {
-		return nil, failf(v1alpha1.ErrorSolver, "invalid vehicles: %v", err)
+		return nil, record.Failf(v1alpha1.ErrorSolver, "invalid vehicles: %v", err)
 	}
 	prob, err := problem(spec, in, m, fleet)
 	if err != nil {
-		return nil, failf(v1alpha1.ErrorSolver, "invalid problem: %v", err)
+		return nil, record.Failf(v1alpha1.ErrorSolver, "invalid problem: %v", err)
 	}
 	out := &solution{fleet: fleet, problem: prob}
 	if len(prob.Orders) == 0 {
@@ -476,7 +474,7 @@ func (s *solve) optimize(ctx context.Context, in *located, m *matrix.Matrix) (*s
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, failf(v1alpha1.ErrorSolver, "optimization failed: %v", err)
+		return nil, record.Failf(v1alpha1.ErrorSolver, "optimization failed: %v", err)
 	}
 	return out, nil
 }

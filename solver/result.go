@@ -15,6 +15,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver/matrix"
+	"routeopt.io/routeopt/solver/record"
 )
 
 // buildResult turns the solver's plan into SPEC.md's Result document.
@@ -137,14 +138,14 @@ func routePolyline(ctx context.Context, m *matrix.Matrix, path []matrix.Point, w
 	return string(polyline.EncodeCoords(coords))
 }
 
-// summaryOf is the status digest of a result, as an apply patch.
-func summaryOf(r *v1alpha1.Result) map[string]any {
-	return map[string]any{
-		"ordersAssigned":   int64(r.KPIs.OrdersAssigned),
-		"ordersUnassigned": int64(r.KPIs.OrdersUnassigned),
-		"vehiclesUsed":     int64(r.KPIs.VehiclesUsed),
-		"distanceMeters":   r.KPIs.DistanceM,
-		"distance":         FormatDistance(r.KPIs.DistanceM),
+// summaryOf is the status digest of a result.
+func summaryOf(r *v1alpha1.Result) *v1alpha1.Summary {
+	return &v1alpha1.Summary{
+		OrdersAssigned:   int32(r.KPIs.OrdersAssigned),
+		OrdersUnassigned: int32(r.KPIs.OrdersUnassigned),
+		VehiclesUsed:     int32(r.KPIs.VehiclesUsed),
+		DistanceMeters:   r.KPIs.DistanceM,
+		Distance:         FormatDistance(r.KPIs.DistanceM),
 	}
 }
 
@@ -196,7 +197,7 @@ func patchResultConfigMap(ctx context.Context, c client.Client, opt *v1alpha1.Op
 func storeResult(ctx context.Context, c client.Client, opt *v1alpha1.Optimization, r *v1alpha1.Result) error {
 	data, err := v1alpha1.EncodeResult(r)
 	if err != nil {
-		return failf(v1alpha1.ErrorInternal, "encoding the result failed: %v", err)
+		return record.Failf(v1alpha1.ErrorInternal, "encoding the result failed: %v", err)
 	}
 	if err := patchResultConfigMap(ctx, c, opt, map[string]any{"binaryData": map[string]any{v1alpha1.ResultDataKey: data}}); err != nil {
 		return fmt.Errorf("unable to store result: %w", err)

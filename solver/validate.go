@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver/record"
 )
 
 // maxReportedProblems bounds the problems one invalid_input message lists, so
@@ -21,7 +22,7 @@ const maxReportedProblems = 5
 //
 // It assumes the schema's bounds held (lengths, ranges, HH:MM patterns) but
 // does not rely on them: a time that is not HH:MM is reported, not a panic.
-func ValidateSpec(spec *v1alpha1.OptimizationSpec) *Failure {
+func ValidateSpec(spec *v1alpha1.OptimizationSpec) *record.Failure {
 	var v validation
 
 	d := &spec.Depot
@@ -131,7 +132,7 @@ func (v *validation) unique(kind string, n int, id func(int) string) {
 	}
 }
 
-func (v *validation) failure() *Failure {
+func (v *validation) failure() *record.Failure {
 	if v.total == 0 {
 		return nil
 	}
@@ -139,7 +140,7 @@ func (v *validation) failure() *Failure {
 	if more := v.total - len(v.problems); more > 0 {
 		msg += fmt.Sprintf(" (and %d more problem(s))", more)
 	}
-	return &Failure{Code: v1alpha1.ErrorInvalidInput, Message: msg}
+	return &record.Failure{Code: v1alpha1.ErrorInvalidInput, Message: msg}
 }
 
 // hasText is true for a string that is present and not blank, as the REST

@@ -91,7 +91,7 @@ func (s *Server) record(opt *v1alpha1.Optimization) Record {
 		ID:        opt.Name,
 		Name:      opt.Spec.Name,
 		Status:    string(stateOf(opt)),
-		Stage:     string(st.Stage),
+		Stage:     string(st.DisplayStage()),
 		Progress:  st.Progress,
 		Strategy:  string(opt.Spec.EffectiveOptions().Strategy),
 		Orders:    int(st.OrderCount),
@@ -102,9 +102,6 @@ func (s *Server) record(opt *v1alpha1.Optimization) Record {
 			Result: s.baseURL + "/v1/optimizations/" + opt.Name + "/result",
 			Web:    s.baseURL + PortalPath + "optimizations/" + opt.Name,
 		},
-	}
-	if rec.Stage == "" {
-		rec.Stage = string(v1alpha1.StageQueued)
 	}
 	if rec.Orders == 0 {
 		rec.Orders = len(opt.Spec.Orders)

@@ -536,3 +536,21 @@ func (s *OptimizationSpec) EffectiveOptions() Options {
 func (o *Optimization) ResultConfigMapName() string {
 	return o.Name + ResultConfigMapSuffix
 }
+
+// DisplayStage is the stage to show for s. The solver alone writes stage,
+// so a record that no solve has reported on yet shows its state's own:
+// queued while waiting, and the first step (geocoding) once handed to a
+// solver that has not reported yet. A terminal record keeps the last
+// stage reached.
+func (s *OptimizationStatus) DisplayStage() Stage {
+	switch {
+	case s.State == "" || s.State == StateQueued:
+		return StageQueued
+	case s.Stage == "" || s.Stage == StageQueued:
+		if s.State == StateRunning {
+			return StageGeocoding
+		}
+		return StageQueued
+	}
+	return s.Stage
+}

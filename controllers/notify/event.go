@@ -43,11 +43,11 @@ func Pending(opt *v1alpha1.Optimization, endpoints []v1alpha1.WebhookEndpoint) [
 
 // hasRecord reports whether opt's ledger has a record for endpoint uid.
 func hasRecord(opt *v1alpha1.Optimization, uid types.UID) bool {
-	return record(opt, uid) != nil
+	return deliveryOf(opt, uid) != nil
 }
 
-// record is opt's record for endpoint uid, or nil.
-func record(opt *v1alpha1.Optimization, uid types.UID) *v1alpha1.WebhookDelivery {
+// deliveryOf is opt's record for endpoint uid, or nil.
+func deliveryOf(opt *v1alpha1.Optimization, uid types.UID) *v1alpha1.WebhookDelivery {
 	for i := range opt.Status.Webhooks {
 		if opt.Status.Webhooks[i].Endpoint == string(uid) {
 			return &opt.Status.Webhooks[i]

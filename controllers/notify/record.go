@@ -3,7 +3,6 @@ package notify
 import (
 	"context"
 	"fmt"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -11,12 +10,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
-	"routeopt.io/routeopt/solver"
+	"routeopt.io/routeopt/solver/record"
 )
 
 // FieldOwner is the field manager of the notifier's status writes: the
 // records in an Optimization's status.webhooks and an endpoint's status.
-const FieldOwner = "routeopt-notifier"
+const FieldOwner = record.FieldOwnerNotifier
 
 // conflictRetries bounds the immediate retries of a write that lost a race
 // with another writer of the same object.
@@ -90,16 +89,14 @@ func (d *Dispatcher) writeRecords(ctx context.Context, key types.NamespacedName,
 		if opt.UID != uid {
 			return nil // deleted and made again: nothing to record on
 		}
-		list := make([]any, 0, len(opt.Status.Webhooks)+len(records))
+		list := make([]v1alpha1.WebhookDelivery, 0, len(opt.Status.Webhooks)+len(records))
 		for _, r := range opt.Status.Webhooks {
 			if !fresh[r.Endpoint] {
-				list = append(list, deliveryFields(r))
+				list = append(list, r)
 			}
 		}
-		for _, r := range records {
-			list = append(list, deliveryFields(r))
-		}
-		err := solver.ApplyStatusAt(ctx, d.client, opt.Namespace, opt.Name, opt.ResourceVersion, FieldOwner, map[string]any{"webhooks": list})
+		list = append(list, records...)
+		err := record.ApplyNotifier(ctx, d.client, client.ObjectKeyFromObject(opt), opt.ResourceVersion, record.NotifierStatus{Webhooks: list})
 		switch {
 		case err == nil, apierrors.IsNotFound(err):
 			return nil
@@ -108,26 +105,6 @@ func (d *Dispatcher) writeRecords(ctx context.Context, key types.NamespacedName,
 		}
 		return fmt.Errorf("unable to record the webhook delivery: %w", err)
 	}
-}
-
-// deliveryFields is r as server-side apply fields.
-func deliveryFields(r v1alpha1.WebhookDelivery) map[string]any {
-	m := map[string]any{
-		"endpoint": r.Endpoint,
-		"eventID":  r.EventID,
-		"result":   string(r.Result),
-		"time":     r.Time.UTC().Format(time.RFC3339),
-	}
-	if r.Attempts != 0 {
-		m["attempts"] = int64(r.Attempts)
-	}
-	if r.LastStatus != nil {
-		m["lastStatus"] = int64(*r.LastStatus)
-	}
-	if r.Message != "" {
-		m["message"] = r.Message
-	}
-	return m
 }
 
 // endpointState is what the notifier last read or wrote of an endpoint's

@@ -19,6 +19,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver"
 	"routeopt.io/routeopt/solver/geocode"
+	"routeopt.io/routeopt/solver/record"
 )
 
 // TestGeocodingResumesFromItsAnswers: a solve interrupted after K answers
@@ -77,7 +78,7 @@ func TestGeocodingResumesFromItsAnswers(t *testing.T) {
 			key := client.ObjectKeyFromObject(opt)
 
 			err = p.Run(runCtx, key)
-			var f *solver.Failure
+			var f *record.Failure
 			switch mode {
 			case "geocoder fails":
 				if !errors.As(err, &f) || f.Code != v1alpha1.ErrorGeocodingUnavailable {

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"routeopt.io/routeopt/solver/record"
 	"routeopt.io/routeopt/test/requests"
 
 	"context"
@@ -37,7 +38,6 @@ import (
 	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/cmd/routeopt/app"
 	"routeopt.io/routeopt/controllers/notify"
-	"routeopt.io/routeopt/solver"
 )
 
 // notifyPublicURL is the base of the links in the tests' events.
@@ -807,8 +807,9 @@ func TestNotifyAfterRestart(t *testing.T) {
 	s.stopManager()
 	opt := createViaREST(t, s, "notify-restart-0001", requests.TenOrders(1))
 	// Play the controller: the optimization completes while no manager runs.
-	err := solver.ApplyStatus(context.Background(), k8sClient, opt.Namespace, opt.Name, solver.FieldOwnerController, map[string]any{
-		"state": string(v1alpha1.StateCompleted), "finishedAt": time.Now().UTC().Format(time.RFC3339),
+	finished := metav1.Now()
+	err := record.ApplyController(context.Background(), k8sClient, client.ObjectKeyFromObject(opt), "", record.ControllerStatus{
+		State: v1alpha1.StateCompleted, FinishedAt: &finished,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/solver"
+	"routeopt.io/routeopt/solver/record"
 )
 
 func newSolveCommand() *cobra.Command {
@@ -40,8 +41,8 @@ func newSolveCommand() *cobra.Command {
 			}
 			err = p.Run(ctx, types.NamespacedName{Namespace: namespace, Name: name})
 			if err != nil {
-				f := solver.AsFailure(err)
-				solver.WriteTerminationMessage(terminationLog, f)
+				f := record.AsFailure(err)
+				record.WriteTerminationMessage(terminationLog, f)
 				fmt.Fprintln(os.Stderr, f.Error())
 				cmd.SilenceErrors = true
 				return f
@@ -53,7 +54,7 @@ func newSolveCommand() *cobra.Command {
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file; default in-cluster or $KUBECONFIG")
 	f.StringVar(&namespace, "namespace", "", "namespace of the Optimization")
 	f.StringVar(&name, "name", "", "name (id) of the Optimization")
-	f.StringVar(&terminationLog, "termination-log", solver.TerminationMessagePath, "where the failure is written for the controller")
+	f.StringVar(&terminationLog, "termination-log", record.TerminationMessagePath, "where the failure is written for the controller")
 	providers.addFlags(f)
 	return cmd
 }

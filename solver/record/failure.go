@@ -1,4 +1,4 @@
-package solver
+package record
 
 import (
 	"encoding/json"
@@ -9,7 +9,9 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 )
 
-// Failure is a solve that ended badly, with the error_code the record shows.
+// Failure is a solve that ended badly, with the error_code the record
+// shows. The pipeline returns it, a solve Job writes it as its termination
+// message, and the controller writes it into the status.
 type Failure struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
@@ -17,12 +19,12 @@ type Failure struct {
 
 func (f *Failure) Error() string { return f.Code + ": " + f.Message }
 
-// failf builds a Failure with a formatted message.
-func failf(code, format string, args ...any) *Failure {
+// Failf builds a Failure with a formatted message.
+func Failf(code, format string, args ...any) *Failure {
 	return &Failure{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// AsFailure maps any error of Run to a Failure; unknown errors are internal.
+// AsFailure maps any error of a solve to a Failure; unknown errors are internal.
 func AsFailure(err error) *Failure {
 	var f *Failure
 	if errors.As(err, &f) {
