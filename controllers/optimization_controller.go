@@ -69,7 +69,8 @@ const staleRequeue = 100 * time.Millisecond
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile moves one Optimization a step forward.
+// Reconcile moves one Optimization a step forward: read it, gather what
+// decide asks for, decide, act.
 func (r *OptimizationReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	log := ctrl.LoggerFrom(ctx).WithValues("optimization", req.NamespacedName)
 	ctx = ctrl.LoggerInto(ctx, log)
@@ -78,13 +79,7 @@ func (r *OptimizationReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err := r.Client.Get(ctx, req.NamespacedName, opt); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	var res ctrl.Result
-	var err error
-	if opt.DeletionTimestamp.IsZero() {
-		res, err = r.reconcile(ctx, opt)
-	} else {
-		err = r.release(ctx, opt)
-	}
+	res, err := r.reconcile(ctx, opt)
 	if errors.Is(err, errStale) {
 		return ctrl.Result{RequeueAfter: staleRequeue}, nil
 	}
@@ -95,93 +90,126 @@ func (r *OptimizationReconciler) Reconcile(ctx context.Context, req ctrl.Request
 // it was read; Reconcile requeues without logging an error.
 var errStale = errors.New("optimization changed since it was read")
 
-// transition is a state change decided by reconcile.
-type transition struct {
-	state   v1alpha1.State
-	failure *record.Failure
-	reason  string
-	message string
-}
+// errDone ends a reconcile that gathering settled: the runner may not act
+// in the namespace, so failIfForbidden has failed the optimization.
+var errDone = errors.New("nothing left to do")
 
+// reconcile gathers what decide asks for, one input at a time, then acts on
+// its decision. decide asks for each input at most once
+// (TestDecideAsksEachInputOnce), so the loop ends.
 func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Optimization) (ctrl.Result, error) {
-	state := opt.Status.State
-	switch {
-	case state.IsTerminal():
-		r.Runner.Forget(opt)
-		if err := r.removeFinalizer(ctx, opt); err != nil {
-			return ctrl.Result{}, err
+	obs := observation{
+		State:        opt.Status.State,
+		Cancel:       opt.Spec.Cancel,
+		Deleting:     !opt.DeletionTimestamp.IsZero(),
+		HasFinalizer: controllerutil.ContainsFinalizer(opt, v1alpha1.SolveFinalizer),
+		Now:          r.Clock.Now(),
+		Retention:    r.Retention,
+	}
+	if opt.Status.FinishedAt != nil {
+		obs.FinishedAt = opt.Status.FinishedAt.Time
+	}
+	var fresh *v1alpha1.Optimization
+	for {
+		d := decide(obs)
+		if d.need == needNothing {
+			return r.act(ctx, opt, fresh, d)
 		}
-		return r.expire(ctx, opt)
-
-	case opt.Spec.Cancel:
-		if err := r.Runner.Stop(ctx, opt); err != nil {
-			return ctrl.Result{}, err
+		f, err := r.gather(ctx, opt, d.need, &obs)
+		if errors.Is(err, errDone) {
+			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, r.finish(ctx, opt, transition{state: v1alpha1.StateCancelled, reason: v1alpha1.ReasonCancelled, message: "Cancelled by the caller"})
-
-	case state == "":
-		if msg, err := r.notTenant(ctx, opt.Namespace); err != nil || msg != "" {
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateFailed, reason: v1alpha1.ReasonFailed, message: msg,
-				failure: &record.Failure{Code: v1alpha1.ErrorInternal, Message: msg}})
-		}
-		return ctrl.Result{}, r.apply(ctx, opt, transition{state: v1alpha1.StateQueued, reason: v1alpha1.ReasonQueued, message: "Waiting for a solver"})
-
-	case state == v1alpha1.StateQueued:
-		free, err := r.queue.hasSlot(ctx, opt)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
-		if !free {
-			// No timer: when a slot frees, slotFreed enqueues the head of
-			// the queue, and a manager that starts reconciles every queued
-			// one once.
-			return ctrl.Result{}, nil
+		if f != nil {
+			fresh = f
 		}
-		// The finalizer comes first, so a solve never runs that a delete
-		// could not stop. Running is written before the solve starts, so
-		// the record never shows a queued optimization with a solver stage;
-		// a Start that fails is retried by the running branch (PhaseUnknown).
-		if err := r.ensureFinalizer(ctx, opt); err != nil {
-			return ctrl.Result{}, err
-		}
-		if err := r.apply(ctx, opt, transition{state: v1alpha1.StateRunning, reason: v1alpha1.ReasonStarted, message: "Handed to the solver"}); err != nil {
-			return ctrl.Result{}, err
-		}
-		return ctrl.Result{RequeueAfter: runningPoll}, r.start(ctx, opt)
 	}
+}
 
-	// Running: ask the runner. One started by an earlier version has no
-	// finalizer yet.
-	if err := r.ensureFinalizer(ctx, opt); err != nil {
-		return ctrl.Result{}, err
-	}
-	out, err := r.Runner.Observe(ctx, opt)
-	if err != nil {
-		return ctrl.Result{}, r.failIfForbidden(ctx, opt, err)
-	}
-	switch out.Phase {
-	case PhaseUnknown:
-		// The solve was lost (a restarted manager, a deleted Job): start it
-		// again, unless the API server's copy says it was cancelled or has
-		// finished meanwhile and the cache has not caught up.
+// gather reads the input n into obs; for needFresh it also returns the
+// fresh copy, which a restart starts from.
+func (r *OptimizationReconciler) gather(ctx context.Context, opt *v1alpha1.Optimization, n need, obs *observation) (*v1alpha1.Optimization, error) {
+	switch n {
+	case needTenancy:
+		msg, err := r.notTenant(ctx, opt.Namespace)
+		if err != nil {
+			return nil, err
+		}
+		obs.NotTenant = &msg
+	case needSlot:
+		free, err := r.queue.hasSlot(ctx, opt)
+		if err != nil {
+			return nil, err
+		}
+		obs.SlotFree = &free
+	case needOutcome:
+		out, err := r.Runner.Observe(ctx, opt)
+		if err != nil {
+			if err := r.failIfForbidden(ctx, opt, err); err != nil {
+				return nil, err
+			}
+			return nil, errDone
+		}
+		obs.Outcome = &out
+	case needFresh:
 		fresh := &v1alpha1.Optimization{}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(opt), fresh); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
+		err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(opt), fresh)
+		switch {
+		case apierrors.IsNotFound(err):
+			obs.Fresh = &freshCopy{}
+			return nil, nil
+		case err != nil:
+			return nil, err
 		}
-		if fresh.UID != opt.UID || fresh.Spec.Cancel || fresh.Status.State != v1alpha1.StateRunning {
-			return ctrl.Result{RequeueAfter: staleRequeue}, nil
-		}
-		ctrl.LoggerFrom(ctx).Info("Restarting solve that no runner knows of")
-		return ctrl.Result{RequeueAfter: runningPoll}, r.start(ctx, fresh)
-	case PhaseSucceeded:
-		return ctrl.Result{}, r.finish(ctx, opt, transition{state: v1alpha1.StateCompleted, reason: v1alpha1.ReasonCompleted, message: "The result is ready"})
-	case PhaseFailed:
-		return ctrl.Result{}, r.finish(ctx, opt, transition{state: v1alpha1.StateFailed, failure: out.Failure, reason: v1alpha1.ReasonFailed, message: out.Failure.Message})
+		obs.Fresh = &freshCopy{Found: true, SameUID: fresh.UID == opt.UID, Cancel: fresh.Spec.Cancel, State: fresh.Status.State}
+		return fresh, nil
+	default:
+		return nil, fmt.Errorf("unknown input %s", n)
 	}
-	return ctrl.Result{RequeueAfter: runningPoll}, nil
+	return nil, nil
+}
+
+// act performs d's actions on opt in order (fresh is the API server's
+// copy when decide asked for it) and stops at the first that fails.
+func (r *OptimizationReconciler) act(ctx context.Context, opt, fresh *v1alpha1.Optimization, d decision) (ctrl.Result, error) {
+	log := ctrl.LoggerFrom(ctx)
+	for _, a := range d.actions {
+		var err error
+		switch a {
+		case actEnsureFinalizer:
+			err = r.ensureFinalizer(ctx, opt)
+		case actWrite:
+			err = r.apply(ctx, opt, *d.status)
+		case actStart:
+			err = r.start(ctx, opt)
+		case actRestart:
+			log.Info("Restarting solve that no runner knows of")
+			err = r.start(ctx, fresh)
+		case actStop:
+			err = r.Runner.Stop(ctx, opt)
+		case actFinish:
+			err = r.Runner.Finish(ctx, opt)
+		case actMergeGeocodes:
+			if err := solver.MergeGeocodeCache(ctx, r.Client, opt, r.GeocodeCacheTTL, r.Clock.Now()); err != nil {
+				// Losing them costs a second lookup next time, not this result.
+				log.Info("Unable to merge geocoding answers into the tenant's cache", "error", err.Error())
+			}
+		case actForget:
+			r.Runner.Forget(opt)
+		case actRemoveFinalizer:
+			err = r.removeFinalizer(ctx, opt)
+		case actDelete:
+			err = r.expire(ctx, opt)
+		case actRelease:
+			err = r.release(ctx, opt)
+		}
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{RequeueAfter: d.requeueAfter}, nil
 }
 
 // notTenant tells why namespace cannot run solves (routeopt acts only in
@@ -224,43 +252,22 @@ func (r *OptimizationReconciler) failIfForbidden(ctx context.Context, opt *v1alp
 		failure: &record.Failure{Code: v1alpha1.ErrorInternal, Message: msg}})
 }
 
-// finish releases what opt's solve held (its identity; the geocoding
-// answers it found go into the tenant's cache), then writes t. Both steps
-// are safe to repeat when the write has to be retried.
-func (r *OptimizationReconciler) finish(ctx context.Context, opt *v1alpha1.Optimization, t transition) error {
-	if err := r.Runner.Finish(ctx, opt); err != nil {
-		return err
-	}
-	if err := solver.MergeGeocodeCache(ctx, r.Client, opt, r.GeocodeCacheTTL, r.Clock.Now()); err != nil {
-		// Losing them costs a second lookup next time, not this result.
-		ctrl.LoggerFrom(ctx).Info("Unable to merge geocoding answers into the tenant's cache", "error", err.Error())
-	}
-	return r.apply(ctx, opt, t)
-}
-
-// release stops the solve of an optimization being deleted, then removes
-// the finalizer that kept it. One without the finalizer (made by an earlier
-// version, or held by someone else's) is stopped all the same. Where
-// routeopt may no longer act (a tenant being removed, its RoleBindings
-// gone first) the finalizer goes all the same: holding it would keep the
-// namespace from being deleted, and its garbage collection removes the Job.
+// release stops and finishes the solve of an optimization being deleted
+// (actRelease): a forbidden answer is logged, not returned.
 func (r *OptimizationReconciler) release(ctx context.Context, opt *v1alpha1.Optimization) error {
-	if !opt.Status.State.IsTerminal() {
-		err := r.Runner.Stop(ctx, opt)
-		if err == nil {
-			err = r.Runner.Finish(ctx, opt)
-		}
-		switch {
-		case apierrors.IsForbidden(err):
-			ctrl.LoggerFrom(ctx).Info("Unable to stop the solve of a deleted optimization: routeopt may no longer act in its namespace", "error", err.Error())
-		case err != nil:
-			return err
-		default:
-			ctrl.LoggerFrom(ctx).Info("Stopped the solve of a deleted optimization")
-		}
+	err := r.Runner.Stop(ctx, opt)
+	if err == nil {
+		err = r.Runner.Finish(ctx, opt)
 	}
-	r.Runner.Forget(opt)
-	return r.removeFinalizer(ctx, opt)
+	switch {
+	case apierrors.IsForbidden(err):
+		ctrl.LoggerFrom(ctx).Info("Unable to stop the solve of a deleted optimization: routeopt may no longer act in its namespace", "error", err.Error())
+	case err != nil:
+		return err
+	default:
+		ctrl.LoggerFrom(ctx).Info("Stopped the solve of a deleted optimization")
+	}
+	return nil
 }
 
 // ensureFinalizer adds SolveFinalizer to opt. The patch carries only the
@@ -298,20 +305,13 @@ func (r *OptimizationReconciler) patchFinalizers(ctx context.Context, opt, base 
 	}
 }
 
-// expire deletes a terminal optimization once its retention has passed.
-func (r *OptimizationReconciler) expire(ctx context.Context, opt *v1alpha1.Optimization) (ctrl.Result, error) {
-	if r.Retention <= 0 || opt.Status.FinishedAt == nil {
-		return ctrl.Result{}, nil
-	}
-	left := opt.Status.FinishedAt.Add(r.Retention).Sub(r.Clock.Now())
-	if left > 0 {
-		return ctrl.Result{RequeueAfter: left}, nil
-	}
+// expire deletes a terminal optimization past its retention (actDelete).
+func (r *OptimizationReconciler) expire(ctx context.Context, opt *v1alpha1.Optimization) error {
 	if err := r.Client.Delete(ctx, opt, client.PropagationPolicy(metav1.DeletePropagationBackground)); client.IgnoreNotFound(err) != nil {
-		return ctrl.Result{}, fmt.Errorf("unable to delete expired optimization: %w", err)
+		return fmt.Errorf("unable to delete expired optimization: %w", err)
 	}
 	ctrl.LoggerFrom(ctx).Info("Deleted optimization past its retention", "retention", r.Retention.String())
-	return ctrl.Result{}, nil
+	return nil
 }
 
 // apply writes the controller's status fields for transition t, then records
