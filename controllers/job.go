@@ -120,10 +120,7 @@ func (r *JobRunner) solveLabels(opt *v1alpha1.Optimization) map[string]string {
 
 // ConstructJob builds the desired solve Job for opt. It is pure.
 func (r *JobRunner) ConstructJob(opt *v1alpha1.Optimization) *batchv1.Job {
-	seconds := solver.DefaultSolverSeconds(orderCount(opt))
-	if s := opt.Spec.EffectiveOptions().SolverSeconds; s != nil {
-		seconds = int(*s)
-	}
+	seconds := int(opt.Spec.EffectiveOptions().SolverBudget(orderCount(opt)).Seconds())
 	command := r.Command
 	if command == "" {
 		command = "/routeopt"

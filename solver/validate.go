@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver/plan"
 	"routeopt.io/routeopt/solver/record"
 )
 
@@ -60,12 +61,12 @@ func ValidateSpec(spec *v1alpha1.OptimizationSpec) *record.Failure {
 	for i := range spec.Vehicles {
 		veh := &spec.Vehicles[i]
 		name := v.item("vehicle", i, veh.ID)
-		start, end := orDefault(veh.ShiftStart, "08:00"), orDefault(veh.ShiftEnd, "18:00")
+		start, end := veh.Shift()
 		v.window(name, "shift", &start, &end)
 	}
 	v.unique("vehicle", len(spec.Vehicles), func(i int) string { return spec.Vehicles[i].ID })
 	if f := spec.Fleet; f != nil {
-		start, end := orDefault(f.ShiftStart, "08:00"), orDefault(f.ShiftEnd, "18:00")
+		start, end := f.Shift()
 		v.window("the fleet", "shift", &start, &end)
 		if f.Count < 1 {
 			v.add(fmt.Sprintf("the fleet: count %d is not at least 1", f.Count))
@@ -107,7 +108,7 @@ func (v *validation) window(name, what string, start, end *string) {
 		if t.value == nil {
 			continue
 		}
-		if _, err := ParseClock(*t.value); err != nil {
+		if _, err := plan.ParseClock(*t.value); err != nil {
 			v.add(fmt.Sprintf("%s: %s %s %q is not HH:MM", name, what, t.end, *t.value))
 			ok = false
 		}

@@ -519,7 +519,7 @@ func (s *OptimizationSpec) VehicleTotal() int {
 
 // EffectiveOptions returns the options with defaults applied.
 func (s *OptimizationSpec) EffectiveOptions() Options {
-	o := Options{Strategy: StrategyOptimized, Objective: ObjectiveDistance}
+	o := Options{Strategy: DefaultStrategy, Objective: DefaultObjective}
 	if s.Options != nil {
 		if s.Options.Strategy != "" {
 			o.Strategy = s.Options.Strategy

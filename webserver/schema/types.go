@@ -17,6 +17,8 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+
+	"routeopt.io/routeopt/api/v1alpha1"
 )
 
 // OptimizationIn is the body of POST /v1/optimizations, decoded with
@@ -106,15 +108,16 @@ type WebhookIn struct {
 	URL string `json:"url"`
 }
 
-// Defaults of the optional fields.
+// Defaults of the optional fields; those of a request come from
+// api/v1alpha1, which the solver applies too.
 const (
-	DefaultDemand         = 1.0
-	DefaultServiceMinutes = 5.0
-	DefaultShiftStart     = "08:00"
-	DefaultShiftEnd       = "18:00"
-	DefaultNamePrefix     = "Vehicle"
-	DefaultStrategy       = "optimized"
-	DefaultObjective      = "distance"
+	DefaultDemand         = v1alpha1.DefaultDemand
+	DefaultServiceMinutes = v1alpha1.DefaultServiceMinutes
+	DefaultShiftStart     = v1alpha1.DefaultShiftStart
+	DefaultShiftEnd       = v1alpha1.DefaultShiftEnd
+	DefaultNamePrefix     = v1alpha1.DefaultFleetNamePrefix
+	DefaultStrategy       = string(v1alpha1.DefaultStrategy)
+	DefaultObjective      = string(v1alpha1.DefaultObjective)
 	DefaultExportFormat   = "xlsx"
 )
 

@@ -1,4 +1,4 @@
-package solver
+package plan
 
 import (
 	"context"
@@ -10,8 +10,14 @@ import (
 	"routeopt.io/routeopt/solver/matrix"
 )
 
-// buildResult turns the solver's plan into SPEC.md's Result document.
-func buildResult(ctx context.Context, opt *v1alpha1.Optimization, in *located, m *matrix.Matrix, sol *solution) *v1alpha1.Result {
+// Geometry returns the road points along a path (matrix.Matrix.Geometry);
+// nil means straight legs.
+type Geometry func(ctx context.Context, path []matrix.Point) ([]matrix.Point, error)
+
+// Result turns the solver's plan into SPEC.md's Result document. geometry
+// is asked once per route for its polyline; it is the only call that may
+// leave the process.
+func Result(ctx context.Context, opt *v1alpha1.Optimization, in *Located, sol *Solution, geometry Geometry) *v1alpha1.Result {
 	spec := &opt.Spec
 	r := &v1alpha1.Result{
 		ID:         opt.Name,
@@ -19,18 +25,18 @@ func buildResult(ctx context.Context, opt *v1alpha1.Optimization, in *located, m
 		Strategy:   spec.EffectiveOptions().Strategy,
 		Routes:     []v1alpha1.Route{},
 		Unassigned: []v1alpha1.Unassigned{},
-		Warnings:   append([]v1alpha1.Warning{}, in.warnings...),
+		Warnings:   append([]v1alpha1.Warning{}, in.Warnings...),
 	}
 	k := &r.KPIs
 	k.OrdersTotal = len(spec.Orders)
-	k.VehiclesAvailable = len(sol.fleet)
+	k.VehiclesAvailable = len(sol.Fleet)
 	k.PerVehicle = []v1alpha1.VehicleKPI{}
 	var load, capacity float64
 	for _, route := range sol.Routes {
-		v := sol.fleet[route.Vehicle]
+		v := sol.Fleet[route.Vehicle]
 		out := v1alpha1.Route{
-			VehicleRef: v.ref,
-			DriverName: v.driver,
+			VehicleRef: v.Ref,
+			DriverName: v.Driver,
 			DepartS:    route.Depart,
 			ReturnS:    route.Return,
 			DistanceM:  int64(route.Distance),
@@ -38,11 +44,11 @@ func buildResult(ctx context.Context, opt *v1alpha1.Optimization, in *located, m
 			Capacity:   v.Capacity,
 			Stops:      make([]v1alpha1.Stop, 0, len(route.Stops)),
 		}
-		path := []matrix.Point{in.depot}
+		path := []matrix.Point{in.Depot}
 		for i, st := range route.Stops {
-			specIdx := in.orders[st.Order]
+			specIdx := in.Orders[st.Order]
 			o := &spec.Orders[specIdx]
-			pt := in.points[st.Order+1]
+			pt := in.Points[st.Order+1]
 			out.Stops = append(out.Stops, v1alpha1.Stop{
 				Seq:          i + 1,
 				OrderRef:     o.ID,
@@ -66,10 +72,10 @@ func buildResult(ctx context.Context, opt *v1alpha1.Optimization, in *located, m
 			}
 			path = append(path, pt)
 		}
-		path = append(path, in.depot)
-		out.Polyline = routePolyline(ctx, m, path, &r.Warnings, v.ref)
+		path = append(path, in.Depot)
+		out.Polyline = routePolyline(ctx, geometry, path, &r.Warnings, v.Ref)
 		r.Routes = append(r.Routes, out)
-		k.PerVehicle = append(k.PerVehicle, v1alpha1.VehicleKPI{VehicleRef: v.ref, Stops: len(route.Stops), DistanceM: int64(route.Distance), Load: route.Load, Capacity: v.Capacity})
+		k.PerVehicle = append(k.PerVehicle, v1alpha1.VehicleKPI{VehicleRef: v.Ref, Stops: len(route.Stops), DistanceM: int64(route.Distance), Load: route.Load, Capacity: v.Capacity})
 		k.OrdersAssigned += len(route.Stops)
 		k.DistanceM += int64(route.Distance)
 		k.DriveSeconds += int64(route.DriveS)
@@ -83,12 +89,12 @@ func buildResult(ctx context.Context, opt *v1alpha1.Optimization, in *located, m
 	}
 
 	// Unassigned entries in the caller's order: the pipeline's and the solver's.
-	bySpec := make(map[int]v1alpha1.Unassigned, len(in.unassigned))
-	for i, u := range in.unassigned {
-		bySpec[in.unassignAt[i]] = u
+	bySpec := make(map[int]v1alpha1.Unassigned, len(in.Unassigned))
+	for i, u := range in.Unassigned {
+		bySpec[in.UnassignAt[i]] = u
 	}
 	for _, u := range sol.Unassigned {
-		specIdx := in.orders[u.Order]
+		specIdx := in.Orders[u.Order]
 		bySpec[specIdx] = v1alpha1.Unassigned{OrderRef: spec.Orders[specIdx].ID, Reason: string(u.Reason), Message: u.Message}
 	}
 	for i := range spec.Orders {
@@ -110,13 +116,13 @@ func cloneString(s *string) *string {
 	return &v
 }
 
-// routePolyline encodes the road geometry through path when the matrix
-// provider knows it, else straight legs (API-DECISIONS.md); a geometry that
-// cannot be had is a warning, not a failure.
-func routePolyline(ctx context.Context, m *matrix.Matrix, path []matrix.Point, warnings *[]v1alpha1.Warning, vehicle string) string {
+// routePolyline encodes the road geometry through path when geometry knows
+// it, else straight legs (API-DECISIONS.md); a geometry that cannot be had
+// is a warning, not a failure.
+func routePolyline(ctx context.Context, geometry Geometry, path []matrix.Point, warnings *[]v1alpha1.Warning, vehicle string) string {
 	points := path
-	if m.Geometry != nil {
-		road, err := m.Geometry(ctx, path)
+	if geometry != nil {
+		road, err := geometry(ctx, path)
 		if err == nil && len(road) >= 2 {
 			points = road
 		} else if err != nil {
@@ -130,8 +136,8 @@ func routePolyline(ctx context.Context, m *matrix.Matrix, path []matrix.Point, w
 	return string(polyline.EncodeCoords(coords))
 }
 
-// summaryOf is the status digest of a result.
-func summaryOf(r *v1alpha1.Result) *v1alpha1.Summary {
+// Summary is the status digest of a result.
+func Summary(r *v1alpha1.Result) *v1alpha1.Summary {
 	return &v1alpha1.Summary{
 		OrdersAssigned:   int32(r.KPIs.OrdersAssigned),
 		OrdersUnassigned: int32(r.KPIs.OrdersUnassigned),

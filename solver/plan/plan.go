@@ -1,0 +1,130 @@
+// Package plan translates between an Optimization's spec and the routing
+// model: spec to vrp.Problem, and vrp.Solution to the Result document. It
+// does no I/O and knows nothing of Kubernetes, so every rule of the
+// translation (defaults, fleet names, windows, the order of unassigned
+// orders, the KPIs) is tested without an API server; the one call that may
+// reach a service, a route's road geometry, is passed in.
+package plan
+
+import (
+	"fmt"
+	"math"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver/matrix"
+	"routeopt.io/routeopt/solver/vrp"
+)
+
+// Located is the problem after geocoding: the depot and the orders that
+// have a position, with the warnings and unassigned orders found so far.
+type Located struct {
+	Depot matrix.Point
+	// Orders is the spec index of each located order, in spec order.
+	Orders []int
+	// Points is the depot first, then the located orders.
+	Points []matrix.Point
+	// Unassigned are the orders dropped before solving; UnassignAt holds
+	// the spec index of each, so the result can list them in caller order.
+	Unassigned []v1alpha1.Unassigned
+	UnassignAt []int
+	Warnings   []v1alpha1.Warning
+}
+
+// Unassign drops the order at specIndex from the problem, for reason.
+func (in *Located) Unassign(specIndex int, ref, reason, msg string) {
+	in.Unassigned = append(in.Unassigned, v1alpha1.Unassigned{OrderRef: ref, Reason: reason, Message: msg})
+	in.UnassignAt = append(in.UnassignAt, specIndex)
+}
+
+// Vehicle is one vehicle of the problem with its display data.
+type Vehicle struct {
+	Ref    string
+	Driver *string
+	vrp.Vehicle
+}
+
+// Fleet expands the spec's vehicles, or its fleet into Count vehicles
+// named "<prefix> 1" .. "<prefix> N", with the default shifts applied.
+func Fleet(spec *v1alpha1.OptimizationSpec) ([]Vehicle, error) {
+	var out []Vehicle
+	add := func(ref string, driver *string, capacity float64, start, end string, fixed float64) error {
+		ss, err := ParseClock(start)
+		if err != nil {
+			return err
+		}
+		se, err := ParseClock(end)
+		if err != nil {
+			return err
+		}
+		out = append(out, Vehicle{Ref: ref, Driver: driver, Vehicle: vrp.Vehicle{Capacity: capacity, ShiftStart: ss, ShiftEnd: se, FixedCost: fixed}})
+		return nil
+	}
+	if f := spec.Fleet; f != nil {
+		prefix := f.EffectiveNamePrefix()
+		start, end := f.Shift()
+		for i := range int(f.Count) {
+			if err := add(fmt.Sprintf("%s %d", prefix, i+1), nil, f.Capacity, start, end, f.FixedCost); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	for i := range spec.Vehicles {
+		v := &spec.Vehicles[i]
+		start, end := v.Shift()
+		if err := add(v.ID, v.Driver, v.Capacity, start, end, v.FixedCost); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// Problem translates the located orders and the fleet into the solver's
+// model over the travel matrix m.
+func Problem(spec *v1alpha1.OptimizationSpec, in *Located, m *matrix.Matrix, fleet []Vehicle) (*vrp.Problem, error) {
+	p := &vrp.Problem{Distance: m.Distance, Duration: m.Duration, Objective: vrp.ObjectiveDistance}
+	if spec.EffectiveOptions().Objective == v1alpha1.ObjectiveDuration {
+		p.Objective = vrp.ObjectiveDuration
+	}
+	for _, v := range fleet {
+		p.Vehicles = append(p.Vehicles, v.Vehicle)
+	}
+	for _, idx := range in.Orders {
+		o := &spec.Orders[idx]
+		vo := vrp.Order{
+			Demand:    o.EffectiveDemand(),
+			ServiceS:  int(math.Round(o.EffectiveServiceMinutes() * 60)),
+			WindowEnd: vrp.NoWindowEnd,
+		}
+		if o.TimeWindowStart != nil {
+			t, err := ParseClock(*o.TimeWindowStart)
+			if err != nil {
+				return nil, err
+			}
+			vo.WindowStart = t
+		}
+		if o.TimeWindowEnd != nil {
+			t, err := ParseClock(*o.TimeWindowEnd)
+			if err != nil {
+				return nil, err
+			}
+			vo.WindowEnd = t
+		}
+		p.Orders = append(p.Orders, vo)
+	}
+	return p, p.Validate()
+}
+
+// Solution is the solver's answer with the vehicles it refers to.
+type Solution struct {
+	*vrp.Solution
+	Fleet   []Vehicle
+	Problem *vrp.Problem
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
