@@ -189,14 +189,23 @@ func (r *JobRunner) ConstructJob(opt *v1alpha1.Optimization) *batchv1.Job {
 }
 
 // SolveRole is what opt's solve may do, by name: read its Optimization,
-// patch its status, read and patch its result ConfigMap, and read the
-// tenant's geocoding cache (new answers go into its own ConfigMap; the
-// controller merges them). Another optimization's objects stay out of reach.
+// patch its status, read and patch its result ConfigMap, write its result
+// parts (v1alpha1.ResultManifest), and read the tenant's geocoding cache
+// (new answers go into its own ConfigMap; the controller merges them).
+// RBAC cannot limit create by name, so create on ConfigMaps is
+// namespace-wide; overwriting one needs its name. Another optimization's
+// objects stay out of reach.
 func SolveRole(opt *v1alpha1.Optimization) []rbacv1.PolicyRule {
+	parts := make([]string, 0, v1alpha1.MaxResultParts)
+	for i := 1; i <= v1alpha1.MaxResultParts; i++ {
+		parts = append(parts, opt.ResultPartName(i))
+	}
 	return []rbacv1.PolicyRule{
 		{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"optimizations"}, ResourceNames: []string{opt.Name}, Verbs: []string{"get"}},
 		{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"optimizations/status"}, ResourceNames: []string{opt.Name}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{opt.ResultConfigMapName()}, Verbs: []string{"get", "patch"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: parts, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{solver.GeocodeCacheConfigMap}, Verbs: []string{"get"}},
 	}
 }

@@ -118,24 +118,38 @@ func TestSolveResourcesFor(t *testing.T) {
 }
 
 // A solve may touch its own objects, by name, and read the tenant's
-// geocoding cache; it can create nothing and list nothing.
+// geocoding cache; it can list nothing, and create only ConfigMaps (its
+// result parts: RBAC cannot limit create by name).
 func TestSolveRole(t *testing.T) {
 	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Name: "0b6f2a4e-6c1d-4a8f-9e55-3c2b1d0a9f10", Namespace: "tenant-acme"}}
+	own := []string{opt.Name, opt.ResultConfigMapName(), "routeopt-geocode-cache"}
+	for i := 1; i <= v1alpha1.MaxResultParts; i++ {
+		own = append(own, opt.ResultPartName(i))
+	}
+	creates := 0
 	for _, rule := range SolveRole(opt) {
-		if len(rule.ResourceNames) != 1 {
-			t.Errorf("rule %v is not limited to one object", rule)
-		}
-		name := rule.ResourceNames[0]
-		if name != opt.Name && name != opt.ResultConfigMapName() && name != "routeopt-geocode-cache" {
-			t.Errorf("rule %v names another object", rule)
-		}
-		for _, verb := range rule.Verbs {
-			if !slices.Contains([]string{"get", "patch"}, verb) {
-				t.Errorf("rule %v allows %s", rule, verb)
+		if len(rule.ResourceNames) == 0 {
+			if !slices.Equal(rule.Verbs, []string{"create"}) || !slices.Equal(rule.Resources, []string{"configmaps"}) {
+				t.Errorf("rule %v is not limited by name", rule)
 			}
-			if verb == "patch" && name == "routeopt-geocode-cache" {
-				t.Errorf("rule %v lets a solve rewrite the tenant's cache", rule)
+			creates++
+			continue
+		}
+		for _, name := range rule.ResourceNames {
+			if !slices.Contains(own, name) {
+				t.Errorf("rule %v names another object: %s", rule, name)
+			}
+			for _, verb := range rule.Verbs {
+				if !slices.Contains([]string{"get", "patch"}, verb) {
+					t.Errorf("rule %v allows %s", rule, verb)
+				}
+				if verb == "patch" && name == "routeopt-geocode-cache" {
+					t.Errorf("rule %v lets a solve rewrite the tenant's cache", rule)
+				}
 			}
 		}
+	}
+	if creates != 1 {
+		t.Errorf("%d name-free rules, want the one that creates result parts", creates)
 	}
 }

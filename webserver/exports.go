@@ -313,7 +313,7 @@ func (s *Server) downloadExport(c *gin.Context) {
 		abortError(c, http.StatusConflict, CodeResultNotReady, "the optimization is "+string(state)+"; it can be exported once it is completed", map[string]any{"status": string(state)})
 		return
 	}
-	result := s.storedResult(ctx, c, opt)
+	result := s.storedResult(ctx, c, opt, false)
 	if result == nil {
 		return
 	}

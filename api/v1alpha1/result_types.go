@@ -3,7 +3,12 @@ package v1alpha1
 import (
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 )
 
 // The result document: what GET /v1/optimizations/{id}/result serves, stored
@@ -124,9 +129,175 @@ const (
 
 // EncodeResult gzips the JSON of r, the form stored in the result ConfigMap.
 func EncodeResult(r *Result) ([]byte, error) {
+	return encodeGzipJSON(r)
+}
+
+// DecodeResult reads what EncodeResult wrote. The data comes from storage a
+// solve pod can write, so it is decoded with a bound on its expanded size.
+func DecodeResult(data []byte) (*Result, error) {
+	r := &Result{}
+	if err := decodeGzipJSON(data, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// The stored form of a result. A ConfigMap holds at most 1 MiB, and road
+// geometry for hundreds of stops can be megabytes, so a result is two
+// documents: the Result without polylines, and the polylines (EncodePaths).
+// Each is stored inline in the result ConfigMap when it fits, otherwise in
+// part ConfigMaps named by ResultPartName. The result ConfigMap's
+// ResultManifestKey says where each one is, with its size and SHA-256, and
+// is written last: a reader never mixes parts of two solve attempts. A
+// result ConfigMap without a manifest is the older form: the Result, its
+// polylines included, in ResultDataKey.
+const (
+	// ResultPathsKey is the binaryData key of the inline polylines.
+	ResultPathsKey = "paths.json.gz"
+	// ResultManifestKey is the data key of the ResultManifest.
+	ResultManifestKey = "manifest.json"
+	// ResultPartKey is the binaryData key of a part ConfigMap.
+	ResultPartKey = "part"
+	// ResultConfigMapBudget is what one ConfigMap may hold, keys included:
+	// below the API server's 1 MiB (1,048,576) so that a manifest and small
+	// keys written by others still fit.
+	ResultConfigMapBudget = 1_000_000
+	// ResultPartSize is the most bytes one part holds.
+	ResultPartSize = ResultConfigMapBudget - len(ResultPartKey)
+	// MaxResultParts bounds the part ConfigMaps of one result (about 10 MB);
+	// the solve's Role names each one.
+	MaxResultParts = 10
+)
+
+// maxDecodedBytes bounds what a stored document may expand to: several
+// times the largest one stored (MaxResultParts of polylines), far below
+// what a gzip bomb of that size would give.
+var maxDecodedBytes = 64 << 20
+
+// ResultPartName is the name of o's i-th (1-based) result part ConfigMap.
+func (o *Optimization) ResultPartName(i int) string {
+	return fmt.Sprintf("%s%s-%d", o.Name, ResultConfigMapSuffix, i)
+}
+
+// ResultManifest says where the documents of a result are stored.
+// +kubebuilder:object:generate=false
+type ResultManifest struct {
+	Result StoredBlob `json:"result"`
+	// Paths is nil when the result has no polylines.
+	Paths *StoredBlob `json:"paths,omitempty"`
+}
+
+// StoredBlob is one stored document: inline under Key in the result
+// ConfigMap, or split over parts First..First+Parts-1 in order.
+// +kubebuilder:object:generate=false
+type StoredBlob struct {
+	Key    string `json:"key,omitempty"`
+	First  int    `json:"first,omitempty"`
+	Parts  int    `json:"parts,omitempty"`
+	Bytes  int    `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// NewStoredBlob describes data, stored nowhere yet.
+func NewStoredBlob(data []byte) StoredBlob {
+	sum := sha256.Sum256(data)
+	return StoredBlob{Bytes: len(data), SHA256: hex.EncodeToString(sum[:])}
+}
+
+// PartIndexes are the part numbers b is stored in, in order.
+func (b StoredBlob) PartIndexes() []int {
+	out := make([]int, 0, max(b.Parts, 0))
+	for i := range b.Parts {
+		out = append(out, b.First+i)
+	}
+	return out
+}
+
+// Validate checks that b names one place that may hold it.
+func (b StoredBlob) Validate() error {
+	switch {
+	case b.Bytes < 0:
+		return errors.New("negative size")
+	case b.Key != "" && b.Parts != 0:
+		return errors.New("stored both inline and in parts")
+	case b.Key != "":
+		return nil
+	case b.Parts < 1 || b.First < 1 || b.First+b.Parts-1 > MaxResultParts:
+		return fmt.Errorf("parts %d..%d are out of range 1..%d", b.First, b.First+b.Parts-1, MaxResultParts)
+	}
+	return nil
+}
+
+// Join joins the pieces read for b (the inline value, or each part's in
+// order) and checks them against b's size and SHA-256: a piece written by
+// another solve attempt is an error, never a wrong document.
+func (b StoredBlob) Join(pieces [][]byte) ([]byte, error) {
+	data := bytes.Join(pieces, nil)
+	if len(data) != b.Bytes {
+		return nil, fmt.Errorf("stored document is %d bytes, the manifest says %d: its parts are from different solve attempts", len(data), b.Bytes)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != b.SHA256 {
+		return nil, errors.New("stored document does not match the manifest's SHA-256: its parts are from different solve attempts")
+	}
+	return data, nil
+}
+
+// SplitBlob cuts data into pieces of at most size bytes (one empty piece
+// for empty data).
+func SplitBlob(data []byte, size int) [][]byte {
+	if len(data) == 0 {
+		return [][]byte{{}}
+	}
+	var out [][]byte
+	for len(data) > 0 {
+		n := min(size, len(data))
+		out = append(out, data[:n:n])
+		data = data[n:]
+	}
+	return out
+}
+
+// EncodeManifest is the stored form of m.
+func EncodeManifest(m *ResultManifest) (string, error) {
+	raw, err := json.Marshal(m)
+	return string(raw), err
+}
+
+// DecodeManifest reads and checks what EncodeManifest wrote.
+func DecodeManifest(s string) (*ResultManifest, error) {
+	m := &ResultManifest{}
+	if err := json.Unmarshal([]byte(s), m); err != nil {
+		return nil, fmt.Errorf("result manifest: %w", err)
+	}
+	if err := m.Result.Validate(); err != nil {
+		return nil, fmt.Errorf("result manifest: result: %w", err)
+	}
+	if m.Paths != nil {
+		if err := m.Paths.Validate(); err != nil {
+			return nil, fmt.Errorf("result manifest: paths: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// EncodePaths gzips the JSON of the routes' polylines, in route order.
+func EncodePaths(polylines []string) ([]byte, error) {
+	return encodeGzipJSON(polylines)
+}
+
+// DecodePaths reads what EncodePaths wrote.
+func DecodePaths(data []byte) ([]string, error) {
+	var out []string
+	if err := decodeGzipJSON(data, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func encodeGzipJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	if err := json.NewEncoder(zw).Encode(r); err != nil {
+	if err := json.NewEncoder(zw).Encode(v); err != nil {
 		return nil, err
 	}
 	if err := zw.Close(); err != nil {
@@ -135,16 +306,18 @@ func EncodeResult(r *Result) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// DecodeResult reads what EncodeResult wrote.
-func DecodeResult(data []byte) (*Result, error) {
+func decodeGzipJSON(data []byte, v any) error {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { _ = zr.Close() }()
-	r := &Result{}
-	if err := json.NewDecoder(zr).Decode(r); err != nil {
-		return nil, err
+	raw, err := io.ReadAll(io.LimitReader(zr, int64(maxDecodedBytes)+1))
+	if err != nil {
+		return err
 	}
-	return r, nil
+	if len(raw) > maxDecodedBytes {
+		return fmt.Errorf("stored document expands past %d bytes", maxDecodedBytes)
+	}
+	return json.Unmarshal(raw, v)
 }

@@ -13,6 +13,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8stypes "k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -245,18 +247,25 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		{verb: "get", resource: "configmaps", namespace: T, name: second + "-result", allowed: true},
 		{verb: "patch", resource: "configmaps", namespace: T, name: second + "-result", allowed: true},
 		{verb: "get", resource: "configmaps", namespace: T, name: "routeopt-geocode-cache", allowed: true},
+		// its result parts: create cannot be limited by name, overwriting can
+		{verb: "create", resource: "configmaps", namespace: T, allowed: true},
+		{verb: "patch", resource: "configmaps", namespace: T, name: second + "-result-1", allowed: true},
+		{verb: "patch", resource: "configmaps", namespace: T, name: second + "-result-10", allowed: true},
+		{verb: "patch", resource: "configmaps", namespace: T, name: second + "-result-11"},
+		{verb: "get", resource: "configmaps", namespace: T, name: second + "-result-1"},
+		{verb: "create", resource: "configmaps", namespace: "default"},
 		// another optimization of the same tenant, and its result
 		{verb: "get", group: "routeopt.io", resource: "optimizations", namespace: T, name: first},
 		{verb: "patch", group: "routeopt.io", resource: "optimizations", subresource: "status", namespace: T, name: first},
 		{verb: "get", resource: "configmaps", namespace: T, name: first + "-result"},
 		{verb: "patch", resource: "configmaps", namespace: T, name: first + "-result"},
+		{verb: "patch", resource: "configmaps", namespace: T, name: first + "-result-1"},
 		{verb: "list", group: "routeopt.io", resource: "optimizations", namespace: T},
 		{verb: "list", resource: "configmaps", namespace: T},
 		// its own spec (a cancel cannot be undone), the shared cache, new objects
 		{verb: "patch", group: "routeopt.io", resource: "optimizations", namespace: T, name: second},
 		{verb: "update", resource: "configmaps", namespace: T, name: "routeopt-geocode-cache"},
 		{verb: "patch", resource: "configmaps", namespace: T, name: "routeopt-geocode-cache"},
-		{verb: "create", resource: "configmaps", namespace: T},
 		{verb: "delete", resource: "configmaps", namespace: T, name: second + "-result"},
 		{verb: "get", resource: "secrets", namespace: T},
 		{verb: "get", resource: "secrets", namespace: operatorNamespace},
@@ -280,6 +289,28 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 	}
 	if err := solveClient.Get(ctx, client.ObjectKey{Namespace: T, Name: second}, &v1alpha1.Optimization{}); err != nil {
 		t.Errorf("a solve reading its own optimization: %v", err)
+	}
+	// It writes a result part owned by its optimization, as a large result
+	// needs, and overwrites it by name; another optimization's part it may not.
+	held := &v1alpha1.Optimization{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: T, Name: second}, held); err != nil {
+		t.Fatal(err)
+	}
+	part := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: T, Name: held.ResultPartName(1), OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: v1alpha1.GroupVersion.String(), Kind: "Optimization", Name: held.Name, UID: held.UID, Controller: ptr.To(true),
+		}}},
+		BinaryData: map[string][]byte{v1alpha1.ResultPartKey: []byte("one")},
+	}
+	if err := solveClient.Create(ctx, part); err != nil {
+		t.Errorf("a solve creating its result part: %v", err)
+	}
+	if err := solveClient.Patch(ctx, part, client.RawPatch(k8stypes.MergePatchType, []byte(`{"binaryData":{"part":"dHdv"}}`))); err != nil {
+		t.Errorf("a solve overwriting its result part: %v", err)
+	}
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: T, Name: first + "-result-1"}}
+	if err := solveClient.Patch(ctx, theirs, client.RawPatch(k8stypes.MergePatchType, []byte(`{"binaryData":{"part":"dHdv"}}`))); !apierrors.IsForbidden(err) {
+		t.Errorf("a solve patching another optimization's result part: %v, want forbidden", err)
 	}
 	apiCfg, err := env.RESTConfigForServiceAccount(ctx, operatorNamespace, "routeopt-api", nil)
 	if err != nil {
