@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -23,6 +24,11 @@ type InProcessRunner struct {
 	// Events receives the optimization of every finished solve; wire it to
 	// the controller with source.Channel.
 	Events chan event.GenericEvent
+	// Budget, when set, admits each solve's geocoding before any request is
+	// sent, as the Job runner's Geocoding does; Recorder (may be nil) tells
+	// the Optimization when it will be slow.
+	Budget   *solver.GeocodeBudget
+	Recorder events.EventRecorder
 
 	mu   sync.Mutex
 	runs map[types.UID]*inProcessRun
@@ -58,7 +64,7 @@ func (r *InProcessRunner) Start(_ context.Context, opt *v1alpha1.Optimization) e
 	ctx, cancel := context.WithCancel(r.base)
 	run := &inProcessRun{cancel: cancel}
 	r.runs[opt.UID] = run
-	key := types.NamespacedName{Namespace: opt.Namespace, Name: opt.Name}
+	opt = opt.DeepCopy() // the goroutine outlives the caller's copy
 	notify := &v1alpha1.Optimization{}
 	notify.Namespace, notify.Name = opt.Namespace, opt.Name
 	r.wg.Add(1)
@@ -70,7 +76,7 @@ func (r *InProcessRunner) Start(_ context.Context, opt *v1alpha1.Optimization) e
 		var err error
 		select {
 		case r.slots <- struct{}{}:
-			err = r.pipeline.Run(ctx, key)
+			err = r.run(ctx, opt)
 			<-r.slots
 		case <-ctx.Done():
 			err = ctx.Err()
@@ -87,6 +93,16 @@ func (r *InProcessRunner) Start(_ context.Context, opt *v1alpha1.Optimization) e
 		}
 	}()
 	return nil
+}
+
+// run admits the solve's geocoding on the budget, then runs the pipeline.
+func (r *InProcessRunner) run(ctx context.Context, opt *v1alpha1.Optimization) error {
+	ticket, err := admitGeocoding(ctx, r.pipeline, r.Budget, r.Recorder, opt)
+	if err != nil {
+		return err
+	}
+	defer ticket.Release()
+	return ticket.Pipeline(r.pipeline).Run(ctx, types.NamespacedName{Namespace: opt.Namespace, Name: opt.Name})
 }
 
 // Observe implements Runner.

@@ -31,8 +31,10 @@ import (
 // +kubebuilder:rbac:roleName=routeopt-manager-tenant,groups="",resources=serviceaccounts,verbs=create;delete
 // +kubebuilder:rbac:roleName=routeopt-manager-tenant,groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=create;delete
 
-// jobDeadlineMargin is added to the solver budget for geocoding, the matrix,
-// storing and pod start-up before Kubernetes kills a solve Job.
+// jobDeadlineMargin is added to the solver budget for the matrix, storing
+// and pod start-up before Kubernetes kills a solve Job. Geocoding is not in
+// it: the manager geocodes before it creates the Job (Geocoding), bounded
+// by its own estimate at the configured rate.
 const jobDeadlineMargin = 120
 
 // jobBackoffLimit bounds retries of pod failures that the pod failure policy
@@ -98,6 +100,10 @@ type JobRunner struct {
 	TTLSecondsAfterFinished int32
 	// Resources size the solve pods; the zero value means DefaultSolveResources.
 	Resources *SolveResources
+	// Geocoding, when set, geocodes each solve in the manager before its
+	// Job is created; the Job then only reads the answers (ExtraArgs give
+	// it geocode.Prefetched). Nil means Jobs geocode nothing.
+	Geocoding *Geocoding
 }
 
 // JobName is the deterministic name of opt's solve Job, so a retried create
@@ -228,9 +234,21 @@ func (r *JobRunner) identity(opt *v1alpha1.Optimization) []client.Object {
 	}
 }
 
-// Start implements Runner: it creates the solve's identity, then the Job
-// (existing ones are kept), each owned by opt.
+// Start implements Runner: with Geocoding, the solve's addresses are
+// geocoded first (in the background; Observe creates the Job when that
+// ends); then it creates the solve's identity and the Job (existing ones
+// are kept), each owned by opt.
 func (r *JobRunner) Start(ctx context.Context, opt *v1alpha1.Optimization) error {
+	if r.Geocoding != nil {
+		if wait, err := r.Geocoding.start(ctx, opt); err != nil || wait {
+			return err
+		}
+	}
+	return r.createSolve(ctx, opt)
+}
+
+// createSolve creates opt's solve identity, then its Job.
+func (r *JobRunner) createSolve(ctx context.Context, opt *v1alpha1.Optimization) error {
 	for _, obj := range append(r.identity(opt), r.ConstructJob(opt)) {
 		if err := controllerutil.SetControllerReference(opt, obj, r.Client.Scheme()); err != nil {
 			return fmt.Errorf("unable to own solve %T: %w", obj, err)
@@ -242,9 +260,22 @@ func (r *JobRunner) Start(ctx context.Context, opt *v1alpha1.Optimization) error
 	return nil
 }
 
-// Observe implements Runner from the Job's conditions and, on failure, the
-// pod's termination message written by `routeopt solve`.
+// Observe implements Runner from the manager's geocoding while it runs
+// (creating the Job once it has succeeded), then from the Job's conditions
+// and, on failure, the pod's termination message written by `routeopt solve`.
 func (r *JobRunner) Observe(ctx context.Context, opt *v1alpha1.Optimization) (Outcome, error) {
+	if r.Geocoding != nil {
+		if out, known := r.Geocoding.observe(opt); known {
+			if out.Phase != PhaseSucceeded {
+				return out, nil
+			}
+			if err := r.createSolve(ctx, opt); err != nil {
+				return Outcome{}, err
+			}
+			r.Geocoding.forget(opt)
+			return Outcome{Phase: PhaseRunning}, nil
+		}
+	}
 	job := &batchv1.Job{}
 	err := r.Client.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: JobName(opt)}, job)
 	if apierrors.IsNotFound(err) {
@@ -299,8 +330,12 @@ func (r *JobRunner) jobFailure(ctx context.Context, job *batchv1.Job, cond batch
 	return &record.Failure{Code: v1alpha1.ErrorSolver, Message: fmt.Sprintf("the solve job failed (%s): %s", cond.Reason, cond.Message)}
 }
 
-// Stop implements Runner: it deletes the Job and its pods.
+// Stop implements Runner: it cancels the manager's geocoding and deletes
+// the Job and its pods.
 func (r *JobRunner) Stop(ctx context.Context, opt *v1alpha1.Optimization) error {
+	if r.Geocoding != nil {
+		r.Geocoding.stop(opt)
+	}
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: JobName(opt), Namespace: opt.Namespace}}
 	err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -321,7 +356,11 @@ func (r *JobRunner) Finish(ctx context.Context, opt *v1alpha1.Optimization) erro
 	return nil
 }
 
-// Forget implements Runner; a Job runner keeps nothing in memory.
-func (r *JobRunner) Forget(*v1alpha1.Optimization) {}
+// Forget implements Runner; a Job runner keeps only finished geocoding in memory.
+func (r *JobRunner) Forget(opt *v1alpha1.Optimization) {
+	if r.Geocoding != nil {
+		r.Geocoding.forget(opt)
+	}
+}
 
 var _ Runner = &JobRunner{}

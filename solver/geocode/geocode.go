@@ -70,3 +70,19 @@ type None struct{}
 func (None) Geocode(context.Context, Query) (Result, bool, error) {
 	return Result{}, false, ErrNotConfigured
 }
+
+// ErrNotPrefetched is returned by Prefetched: the address was not geocoded
+// before the solve started.
+var ErrNotPrefetched = errors.New("the address was not geocoded before the solve started (the manager geocodes every address before a solve Job starts; solve Jobs send no geocoding requests)")
+
+// Prefetched is the geocoder of a solve Job: the manager has geocoded every
+// address beforehand with the installation's one rate-limited client, so
+// the Job only reads answers (through Cached) and asks no server. A miss
+// fails with ErrNotPrefetched: the order becomes unassigned, the depot
+// fails the solve.
+type Prefetched struct{}
+
+// Geocode implements Geocoder.
+func (Prefetched) Geocode(context.Context, Query) (Result, bool, error) {
+	return Result{}, false, ErrNotPrefetched
+}

@@ -68,9 +68,10 @@ func TestDisruptedSolveIsRetried(t *testing.T) {
 	t.Logf("replacement pod started %s after the disruption", pods[1].Started.Sub(pods[0].Finished).Round(time.Millisecond))
 }
 
-// The solver's own failure (here the geocoder cannot be reached) fails
-// the Job at once, without a second pod, and the optimization with the
-// solver's error code.
+// The solver's own failure (here the matrix service cannot be reached)
+// fails the Job at once, without a second pod, and the optimization with
+// the solver's error code. (An unreachable geocoder fails the optimization
+// in the manager, before any Job: the manager geocodes.)
 func TestSolverErrorFailsFast(t *testing.T) {
 	install(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -78,13 +79,11 @@ func TestSolverErrorFailsFast(t *testing.T) {
 	acme := onboard(t, "failfast")
 	url := startAPI(t, acme.key)
 	k := startKubelet(t, acme.namespace, nil)
-	startManager(t, "manager", "--geocoder=nominatim", "--nominatim-url=http://"+freeAddr(t))
+	startManager(t, "manager", "--matrix=osrm", "--osrm-url=http://"+freeAddr(t))
 
-	id := createOptimization(t, url, acme.key, "solver-error-0001", func(b map[string]any) {
-		b["depot"] = map[string]any{"address": "Unter den Linden 1, 10117 Berlin"}
-	})
+	id := createOptimization(t, url, acme.key, "solver-error-0001", nil)
 	rec := waitState(t, url, acme.key, id, "failed", time.Minute)
-	if rec["error_code"] != v1alpha1.ErrorGeocodingUnavailable || !strings.Contains(rec["error_message"].(string), "geocod") {
+	if rec["error_code"] != v1alpha1.ErrorMatrixUnavailable || !strings.Contains(rec["error_message"].(string), "matrix") {
 		t.Errorf("failed record %v", rec)
 	}
 	pods := solvePods(k, id)

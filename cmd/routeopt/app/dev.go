@@ -83,6 +83,7 @@ func newDevCommand() *cobra.Command {
 	f.StringVar(&o.APIKey, "api-key", "", "use this dev API key (svc_sk_...) instead of a generated one")
 	f.StringVar(&o.ControlPlaneDir, "control-plane-dir", "", "directory with kube-apiserver and etcd; default $KUBEBUILDER_ASSETS, else k8s/ beside this binary")
 	providers.addFlags(f)
+	providers.addBudgetFlags(f)
 	f.IntVar(&o.MaxConcurrentSolves, "max-concurrent-solves", 0, "solves at once; the rest wait in queued; default half the CPUs")
 	f.BoolVar(&controllers, "controllers", true, "run the controllers; false serves only the control plane and the API (load tests)")
 	f.DurationVar(&o.Retention, "retention", 30*24*time.Hour, "delete finished optimizations this long after they finished; 0 keeps them")

@@ -156,5 +156,6 @@ func newManagerCommand() *cobra.Command {
 	f.IntVar(&ro.MaxConcurrent, "max-concurrent-solves", 0, "solves running at once; the rest wait in queued, first in first out; default half the CPUs")
 	f.DurationVar(&ro.Retention, "retention", 30*24*time.Hour, "delete finished optimizations and their results this long after they finished; 0 keeps them")
 	providers.addFlags(f)
+	providers.addBudgetFlags(f)
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/solver"
 	"routeopt.io/routeopt/solver/geocode"
@@ -22,6 +23,7 @@ type ProviderOptions struct {
 	nominatimRate       float64
 	nominatimConcurrent int
 	geocodeCacheTTL     time.Duration
+	geocodeMaxWait      time.Duration
 
 	matrix      string
 	osrmURL     string
@@ -31,27 +33,43 @@ type ProviderOptions struct {
 }
 
 // NewProviderOptions parses provider flags (as the manager takes them, e.g.
-// "--geocoder=nominatim", "--nominatim-url=..."); no arguments give the
-// defaults.
+// "--geocoder=nominatim", "--nominatim-url=...", "--geocode-max-wait=1m");
+// no arguments give the defaults.
 func NewProviderOptions(args ...string) (*ProviderOptions, error) {
 	o := &ProviderOptions{}
 	f := pflag.NewFlagSet("providers", pflag.ContinueOnError)
 	o.addFlags(f)
+	o.addBudgetFlags(f)
 	if err := f.Parse(args); err != nil {
 		return nil, err
 	}
 	return o, nil
 }
 
+// NewSolvePipeline is the pipeline `routeopt solve` runs with the provider
+// flags args (as a solve Job's command line gives them), writing through c.
+// Tests play a Job's pod with it, since a solve command calls
+// SetupSignalHandler, which a process may call once.
+func NewSolvePipeline(c client.Client, args ...string) (*solver.Pipeline, error) {
+	o, err := NewProviderOptions(args...)
+	if err != nil {
+		return nil, err
+	}
+	p := &solver.Pipeline{Client: c}
+	return p, o.pipeline(p)
+}
+
 // defaultProviders are the flags' defaults: no geocoder, haversine.
 func defaultProviders() *ProviderOptions {
 	o := &ProviderOptions{}
-	o.addFlags(pflag.NewFlagSet("defaults", pflag.ContinueOnError))
+	f := pflag.NewFlagSet("defaults", pflag.ContinueOnError)
+	o.addFlags(f)
+	o.addBudgetFlags(f)
 	return o
 }
 
 func (o *ProviderOptions) addFlags(f *pflag.FlagSet) {
-	f.StringVar(&o.geocoder, "geocoder", "none", "geocoder for orders without coordinates: none or nominatim")
+	f.StringVar(&o.geocoder, "geocoder", "none", "geocoder for orders without coordinates: none or nominatim (solve Jobs are given prefetched: only the answers the manager geocoded)")
 	f.StringVar(&o.nominatimURL, "nominatim-url", "", "base URL of a Nominatim server (required with --geocoder=nominatim)")
 	f.StringVar(&o.nominatimUserAgent, "nominatim-user-agent", geocode.DefaultUserAgent, "User-Agent sent to Nominatim (its usage policy asks for one that identifies you)")
 	f.StringVar(&o.nominatimEmail, "nominatim-email", "", "contact email sent to Nominatim")
@@ -65,10 +83,31 @@ func (o *ProviderOptions) addFlags(f *pflag.FlagSet) {
 	f.Float64Var(&o.circuity, "haversine-circuity", matrix.DefaultCircuity, "road distance per straight-line distance of the haversine matrix")
 }
 
+// addBudgetFlags adds the flags of the manager's geocoding budget (manager
+// and dev only: solve Jobs send no geocoding requests).
+func (o *ProviderOptions) addBudgetFlags(f *pflag.FlagSet) {
+	f.DurationVar(&o.geocodeMaxWait, "geocode-max-wait", 30*time.Minute,
+		"fail an optimization up front (geocoding_unavailable) when its new addresses, at --nominatim-rate behind the addresses already waiting, would take longer than this; 0: no limit")
+}
+
+// geocodes reports whether solves ask a geocoding service.
+func (o *ProviderOptions) geocodes() bool { return o.geocoder == "nominatim" }
+
+// budget is the installation's one geocoding rate, for the manager.
+func (o *ProviderOptions) budget() *solver.GeocodeBudget {
+	r := o.nominatimRate
+	if r == 0 {
+		r = geocode.DefaultNominatimRate
+	}
+	return &solver.GeocodeBudget{Rate: r, MaxWait: o.geocodeMaxWait}
+}
+
 // pipeline builds the solve pipeline's providers from the options.
 func (o *ProviderOptions) pipeline(p *solver.Pipeline) error {
 	switch o.geocoder {
 	case "none", "":
+	case "prefetched":
+		p.Geocoder = geocode.Prefetched{}
 	case "nominatim":
 		if o.nominatimURL == "" {
 			return fmt.Errorf("--nominatim-url is required with --geocoder=nominatim")
@@ -99,13 +138,17 @@ func (o *ProviderOptions) pipeline(p *solver.Pipeline) error {
 	return nil
 }
 
-// args are the flags that give a solve Job the same providers.
+// args are the flags that give a solve Job the same providers, except
+// that a Job with a geocoder gets prefetched: the manager geocodes, so the
+// installation's rate is spent in one place.
 func (o *ProviderOptions) args() []string {
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	geocoder := o.geocoder
+	if o.geocodes() {
+		geocoder = "prefetched"
+	}
 	return []string{
-		"--geocoder=" + o.geocoder, "--nominatim-url=" + o.nominatimURL, "--nominatim-user-agent=" + o.nominatimUserAgent,
-		"--nominatim-email=" + o.nominatimEmail, "--nominatim-rate=" + f(o.nominatimRate),
-		"--nominatim-concurrency=" + strconv.Itoa(o.nominatimConcurrent), "--geocode-cache-ttl=" + o.geocodeCacheTTL.String(),
+		"--geocoder=" + geocoder, "--geocode-cache-ttl=" + o.geocodeCacheTTL.String(),
 		"--matrix=" + o.matrix, "--osrm-url=" + o.osrmURL, "--osrm-profile=" + o.osrmProfile,
 		"--haversine-speed-kmh=" + f(o.speedKmh), "--haversine-circuity=" + f(o.circuity),
 	}

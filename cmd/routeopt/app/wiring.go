@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -145,20 +146,38 @@ func AddControllers(ctx context.Context, mgr manager.Manager, o RunnerOptions) (
 	if _, err := mgr.GetCache().GetInformer(ctx, &corev1.Namespace{}); err != nil {
 		return nil, fmt.Errorf("unable to watch namespaces: %w", err)
 	}
+	if providers.geocoder == "prefetched" {
+		return nil, fmt.Errorf("--geocoder=prefetched is for solve Jobs; the manager takes none or nominatim")
+	}
 	wait = func() {}
 	switch o.Kind {
 	case "job":
-		r.Runner = &controllers.JobRunner{
+		runner := &controllers.JobRunner{
 			Client: mgr.GetClient(), Image: o.Image, Command: o.Command, ExtraArgs: providers.args(),
 			QueueName: o.JobQueueName, TTLSecondsAfterFinished: 3600, Resources: o.Resources,
 		}
-		err = r.SetupWithManager(mgr, nil)
+		var events chan event.GenericEvent
+		if providers.geocodes() {
+			// The manager geocodes every solve with its one client before
+			// the Job starts: one rate for the installation.
+			pipeline := &solver.Pipeline{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}
+			if err := providers.pipeline(pipeline); err != nil {
+				return nil, err
+			}
+			runner.Geocoding = controllers.NewGeocoding(ctx, pipeline, providers.budget(), r.Recorder)
+			events, wait = runner.Geocoding.Events, runner.Geocoding.Wait
+		}
+		r.Runner = runner
+		err = r.SetupWithManager(mgr, events)
 	default:
 		pipeline := &solver.Pipeline{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}
 		if err := providers.pipeline(pipeline); err != nil {
 			return nil, err
 		}
 		runner := controllers.NewInProcessRunner(ctx, pipeline, o.MaxConcurrent)
+		if providers.geocodes() {
+			runner.Budget, runner.Recorder = providers.budget(), r.Recorder
+		}
 		r.Runner = runner
 		wait = runner.Wait
 		err = r.SetupWithManager(mgr, runner.Events)

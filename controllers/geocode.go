@@ -1,0 +1,184 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver"
+	"routeopt.io/routeopt/solver/record"
+)
+
+// ReasonGeocodingSlow is the Event reason that tells, before any request
+// is sent, that a solve's geocoding will take a while at the configured rate.
+const ReasonGeocodingSlow = "GeocodingSlow"
+
+// geocodeGrace is added to twice the estimate to bound a solve's geocoding
+// in the manager: room for retries and a slow server, not for a stuck one.
+const geocodeGrace = 2 * time.Minute
+
+// Geocoding runs the geocoding phase of Job-run solves in the manager, with
+// the manager's one geocoder, so the installation's rate is one budget
+// however many Jobs run (the public Nominatim allows one request a second in
+// all). Each solve's geocoding is a goroutine with its own context,
+// cancelled by stop; they all wait on the geocoder's shared rate limiter.
+// A finished one sends an event on Events so the controller creates the
+// Job at once. Only the leader reconciles, so only the leader geocodes.
+type Geocoding struct {
+	pipeline *solver.Pipeline
+	budget   *solver.GeocodeBudget
+	recorder events.EventRecorder
+	// Events receives the optimization of every finished geocoding; wire it
+	// to the controller with source.Channel.
+	Events chan event.GenericEvent
+
+	base context.Context
+	mu   sync.Mutex
+	runs map[types.UID]*geocodeRun
+	wg   sync.WaitGroup
+}
+
+type geocodeRun struct {
+	cancel context.CancelFunc
+	done   bool
+	err    error
+}
+
+// NewGeocoding geocodes with pipeline's geocoder within budget; recorder
+// (may be nil) tells the Optimization when its geocoding will be slow.
+// Geocoding stops when base is cancelled.
+func NewGeocoding(base context.Context, pipeline *solver.Pipeline, budget *solver.GeocodeBudget, recorder events.EventRecorder) *Geocoding {
+	return &Geocoding{
+		pipeline: pipeline, budget: budget, recorder: recorder, base: base,
+		Events: make(chan event.GenericEvent, 1024),
+		runs:   map[types.UID]*geocodeRun{},
+	}
+}
+
+// admitGeocoding admits opt's addresses on budget before any is sent (a
+// *record.Failure when they cannot be geocoded in time) and warns opt with
+// an Event when it will take a while. The in-process runner shares it.
+func admitGeocoding(ctx context.Context, p *solver.Pipeline, budget *solver.GeocodeBudget, recorder events.EventRecorder, opt *v1alpha1.Optimization) (*solver.GeocodeTicket, error) {
+	ticket, err := p.AdmitGeocoding(ctx, client.ObjectKeyFromObject(opt), budget)
+	if err != nil || ticket == nil {
+		return ticket, err
+	}
+	if ticket.Slow && recorder != nil {
+		recorder.Eventf(opt, nil, corev1.EventTypeWarning, ReasonGeocodingSlow, "Geocode", "%s", ticket.Message())
+	}
+	return ticket, nil
+}
+
+// start begins geocoding opt (the cached copy is enough) unless it is
+// known. It answers whether the Job must wait: false when there is nothing
+// to geocode or geocoding has succeeded.
+func (g *Geocoding) start(ctx context.Context, opt *v1alpha1.Optimization) (wait bool, err error) {
+	// The controller never reconciles one optimization twice at once, so
+	// the lock need not be held while admitting.
+	g.mu.Lock()
+	run, ok := g.runs[opt.UID]
+	g.mu.Unlock()
+	if ok {
+		return !run.done || run.err != nil, nil
+	}
+	ticket, err := admitGeocoding(ctx, g.pipeline, g.budget, g.recorder, opt)
+	var f *record.Failure
+	switch {
+	case errors.As(err, &f):
+		g.mu.Lock()
+		g.runs[opt.UID] = &geocodeRun{cancel: func() {}, done: true, err: f}
+		g.mu.Unlock()
+		g.notify(opt)
+		return true, nil
+	case errors.Is(err, context.Canceled):
+		return true, nil // cancelled or finished meanwhile: the controller sees it
+	case err != nil:
+		return false, err
+	case ticket == nil || ticket.Addresses == 0:
+		ticket.Release()
+		return false, nil
+	}
+	limit := 2*ticket.Wait + geocodeGrace
+	runCtx, cancel := context.WithTimeout(g.base, limit)
+	run = &geocodeRun{cancel: cancel}
+	g.mu.Lock()
+	g.runs[opt.UID] = run
+	g.mu.Unlock()
+	key := client.ObjectKeyFromObject(opt)
+	g.wg.Go(func() {
+		defer cancel()
+		defer ticket.Release()
+		err := ticket.Pipeline(g.pipeline).Geocode(runCtx, key)
+		if errors.Is(err, context.DeadlineExceeded) || (err != nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) && g.base.Err() == nil) {
+			err = record.Failf(v1alpha1.ErrorGeocodingUnavailable, "geocoding took longer than %s (%s): the geocoder answers more slowly than its rate",
+				limit.Round(time.Second), ticket.Message())
+		}
+		g.mu.Lock()
+		run.done, run.err = true, err
+		g.mu.Unlock()
+		if errors.Is(err, context.Canceled) {
+			return // stopped on purpose, or the manager is shutting down
+		}
+		g.notify(opt)
+	})
+	return true, nil
+}
+
+// notify asks the controller to reconcile opt.
+func (g *Geocoding) notify(opt *v1alpha1.Optimization) {
+	obj := &v1alpha1.Optimization{}
+	obj.Namespace, obj.Name = opt.Namespace, opt.Name
+	select {
+	case g.Events <- event.GenericEvent{Object: obj}:
+	case <-g.base.Done():
+	}
+}
+
+// observe tells how opt's geocoding goes; known is false when there is none.
+func (g *Geocoding) observe(opt *v1alpha1.Optimization) (out Outcome, known bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	run, ok := g.runs[opt.UID]
+	switch {
+	case !ok:
+		return Outcome{}, false
+	case !run.done, errors.Is(run.err, context.Canceled):
+		// Canceled: the manager is shutting down; its successor starts over.
+		return Outcome{Phase: PhaseRunning}, true
+	case run.err != nil:
+		return Outcome{Phase: PhaseFailed, Failure: record.AsFailure(run.err)}, true
+	default:
+		return Outcome{Phase: PhaseSucceeded}, true
+	}
+}
+
+// stop cancels opt's geocoding and forgets it.
+func (g *Geocoding) stop(opt *v1alpha1.Optimization) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if run, ok := g.runs[opt.UID]; ok {
+		run.cancel()
+		delete(g.runs, opt.UID)
+	}
+}
+
+// forget drops opt's finished geocoding.
+func (g *Geocoding) forget(opt *v1alpha1.Optimization) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if run, ok := g.runs[opt.UID]; ok && run.done {
+		delete(g.runs, opt.UID)
+	}
+}
+
+// Wait blocks until every geocoding goroutine has returned; call it after
+// cancelling base.
+func (g *Geocoding) Wait() { g.wg.Wait() }

@@ -1,0 +1,206 @@
+package solver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver/geocode"
+	"routeopt.io/routeopt/solver/record"
+)
+
+func TestEstimateGeocodeWait(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		n, waiting int
+		rate       float64
+		want       time.Duration
+	}{
+		{"nothing to ask", 0, 50, 1, 0},
+		{"one a second", 130, 0, 1, 130 * time.Second},
+		{"behind others", 10, 30, 1, 40 * time.Second},
+		{"faster server", 100, 20, 4, 30 * time.Second},
+		{"fractional rate", 3, 0, 0.5, 6 * time.Second},
+		{"unlimited (negative)", 500, 0, -1, 0},
+		{"unlimited (infinite)", 500, 0, math.Inf(1), 0},
+		{"negative backlog is none", 10, -5, 1, 10 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := EstimateGeocodeWait(tc.n, tc.waiting, tc.rate); got != tc.want {
+				t.Errorf("EstimateGeocodeWait(%d, %d, %g) = %s, want %s", tc.n, tc.waiting, tc.rate, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestGeocodeBudgetAdmits(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		budget   *GeocodeBudget
+		waiting  int // admitted before, not asked yet
+		n        int
+		wantFail string // substring of the failure; "" admits
+		wantSlow bool
+	}{
+		{name: "fits", budget: &GeocodeBudget{Rate: 1, MaxWait: 30 * time.Minute}, n: 50},
+		{name: "slow but fits", budget: &GeocodeBudget{Rate: 1, MaxWait: 30 * time.Minute}, n: 120, wantSlow: true},
+		{name: "custom slow threshold", budget: &GeocodeBudget{Rate: 1, SlowAfter: 10 * time.Second}, n: 20, wantSlow: true},
+		{name: "too many", budget: &GeocodeBudget{Rate: 1, MaxWait: 30 * time.Minute}, n: 1801,
+			wantFail: "1801 address(es) need geocoding at 1 request(s)/s, about 30m1s with 0 already waiting; the limit is 30m0s"},
+		{name: "too many behind others", budget: &GeocodeBudget{Rate: 2, MaxWait: time.Minute}, waiting: 100, n: 30,
+			wantFail: "30 address(es) need geocoding at 2 request(s)/s, about 1m5s with 100 already waiting; the limit is 1m0s"},
+		{name: "no limit", budget: &GeocodeBudget{Rate: 1}, n: 5000, wantSlow: true},
+		{name: "unlimited rate", budget: &GeocodeBudget{Rate: -1, MaxWait: time.Second}, n: 500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.budget
+			if tc.waiting > 0 {
+				if _, err := b.admit(tc.waiting); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ticket, err := b.admit(tc.n)
+			if tc.wantFail != "" {
+				var f *record.Failure
+				if !errors.As(err, &f) || f.Code != v1alpha1.ErrorGeocodingUnavailable || !strings.Contains(f.Message, tc.wantFail) || !strings.Contains(f.Message, "--nominatim-rate") {
+					t.Fatalf("admit = %v, want %s containing %q", err, v1alpha1.ErrorGeocodingUnavailable, tc.wantFail)
+				}
+				if got := b.Waiting(); got != tc.waiting {
+					t.Errorf("a refused solve left %d waiting, want %d", got, tc.waiting)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ticket.Slow != tc.wantSlow {
+				t.Errorf("slow = %v (%s), want %v", ticket.Slow, ticket.Message(), tc.wantSlow)
+			}
+			if got := b.Waiting(); got != tc.waiting+tc.n {
+				t.Errorf("waiting %d, want %d", got, tc.waiting+tc.n)
+			}
+		})
+	}
+}
+
+// TestGeocodeTicketCountsDown: each request the solve sends shrinks the
+// backlog others are estimated behind; Release returns the rest once.
+func TestGeocodeTicketCountsDown(t *testing.T) {
+	b := &GeocodeBudget{Rate: 1}
+	ticket, err := b.admit(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := ticket.Pipeline(&Pipeline{Geocoder: geocode.None{}})
+	for range 2 {
+		_, _, _ = p.Geocoder.Geocode(context.Background(), geocode.Query{Address: "x"})
+	}
+	if got := b.Waiting(); got != 1 {
+		t.Errorf("after 2 of 3 requests %d waiting, want 1", got)
+	}
+	for range 2 { // more requests than admitted (retries) do not go below zero
+		_, _, _ = p.Geocoder.Geocode(context.Background(), geocode.Query{Address: "x"})
+	}
+	ticket.Release()
+	ticket.Release()
+	if got := b.Waiting(); got != 0 {
+		t.Errorf("after release %d waiting, want 0", got)
+	}
+}
+
+// TestAdmitGeocodingCountsNewAddresses: only distinct addresses that are
+// neither fresh in the tenant's cache nor among the solve's pending
+// answers count; with coordinates everywhere nothing is read.
+func TestAdmitGeocodingCountsNewAddresses(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = v1alpha1.AddToScheme(scheme)
+	now := time.Now()
+	entry := func(age time.Duration) string {
+		b, _ := json.Marshal(geocode.Entry{Result: geocode.Result{Lat: 52.5, Lon: 13.4}, Found: true, Stored: now.Add(-age)})
+		return string(b)
+	}
+	ns := "tenant-a"
+	key := func(addr string) string { return cacheKeyHash(geocode.CacheKey(ns, geocode.Query{Address: addr})) }
+	order := func(id, addr string) v1alpha1.Order { return v1alpha1.Order{ID: id, Address: ptr.To(addr)} }
+	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Name: "opt", Namespace: ns}, Spec: v1alpha1.OptimizationSpec{
+		Depot: v1alpha1.Depot{Address: ptr.To("Depot 1")},
+		Orders: []v1alpha1.Order{
+			order("cached", "Cached 1"), order("expired", "Expired 1"), order("pending", "Pending 1"),
+			order("new", "New 1"), order("same", "new 1"), // same cache key as "new"
+			{ID: "coords", Address: ptr.To("Somewhere 1"), Latitude: ptr.To(52.5), Longitude: ptr.To(13.4)},
+		},
+	}}
+	pendingRaw, _ := json.Marshal(map[string]geocode.Entry{key("Pending 1"): {Found: true, Stored: now}})
+	cache := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: GeocodeCacheConfigMap, Namespace: ns},
+		Data: map[string]string{key("Cached 1"): entry(time.Hour), key("Expired 1"): entry(40 * 24 * time.Hour)}}
+	own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: opt.ResultConfigMapName(), Namespace: ns},
+		Data: map[string]string{PendingGeocodesKey: string(pendingRaw)}}
+	withCoords := opt.DeepCopy()
+	withCoords.Name = "coords"
+	withCoords.Spec.Depot = v1alpha1.Depot{Latitude: ptr.To(52.5), Longitude: ptr.To(13.4)}
+	withCoords.Spec.Orders = withCoords.Spec.Orders[5:]
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(opt, withCoords, cache, own).Build()
+
+	for _, tc := range []struct {
+		name     string
+		opt      *v1alpha1.Optimization
+		geocoder geocode.Geocoder
+		want     int // -1: no ticket
+	}{
+		{"depot, expired and new count once each", opt, geocode.Prefetched{}, 3},
+		{"coordinates everywhere", withCoords, geocode.Prefetched{}, -1},
+		{"no geocoder", opt, nil, -1},
+		{"geocoder none", opt, geocode.None{}, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Pipeline{Client: c, Geocoder: tc.geocoder}
+			b := &GeocodeBudget{Rate: 1}
+			ticket, err := p.AdmitGeocoding(ctx, client.ObjectKeyFromObject(tc.opt), b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.want < 0 && ticket != nil:
+				t.Errorf("ticket for %d addresses, want none", ticket.Addresses)
+			case tc.want >= 0 && (ticket == nil || ticket.Addresses != tc.want):
+				t.Errorf("ticket %+v, want %d addresses", ticket, tc.want)
+			}
+		})
+	}
+}
+
+func TestNeedsGeocoding(t *testing.T) {
+	at := v1alpha1.Depot{Latitude: ptr.To(52.5), Longitude: ptr.To(13.4)}
+	placed := v1alpha1.Order{ID: "a", Latitude: ptr.To(52.5), Longitude: ptr.To(13.4)}
+	for _, tc := range []struct {
+		name string
+		spec v1alpha1.OptimizationSpec
+		want bool
+	}{
+		{"all placed", v1alpha1.OptimizationSpec{Depot: at, Orders: []v1alpha1.Order{placed}}, false},
+		{"depot by address", v1alpha1.OptimizationSpec{Depot: v1alpha1.Depot{Address: ptr.To("x")}, Orders: []v1alpha1.Order{placed}}, true},
+		{"an order by address", v1alpha1.OptimizationSpec{Depot: at, Orders: []v1alpha1.Order{placed, {ID: "b", Address: ptr.To("y")}}}, true},
+		{"latitude only", v1alpha1.OptimizationSpec{Depot: at, Orders: []v1alpha1.Order{{ID: "c", Latitude: ptr.To(1.0)}}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := NeedsGeocoding(&tc.spec); got != tc.want {
+				t.Errorf("NeedsGeocoding = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
