@@ -17,25 +17,32 @@ import (
 	"routeopt.io/routeopt/solver/record"
 )
 
-// EnsureResultConfigMap creates opt's result ConfigMap, empty and owned by
-// opt (deleting the Optimization deletes it), before the solve starts: the
-// solve may patch that one ConfigMap and create none.
-func EnsureResultConfigMap(ctx context.Context, c client.Client, opt *v1alpha1.Optimization) error {
-	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      opt.ResultConfigMapName(),
-			Namespace: opt.Namespace,
-			Labels:    map[string]string{v1alpha1.OptimizationLabel: opt.Name},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion:         v1alpha1.GroupVersion.String(),
-				Kind:               "Optimization",
-				Name:               opt.Name,
-				UID:                opt.UID,
-				Controller:         ptr.To(true),
-				BlockOwnerDeletion: ptr.To(true),
-			}},
-		},
+// resultObjectMeta names one of opt's result ConfigMaps, owned by opt so
+// that deleting the Optimization deletes it. blockOwnerDeletion needs
+// permission on opt's finalizers, which the controller has and a solve has not.
+func resultObjectMeta(opt *v1alpha1.Optimization, name string, blockOwnerDeletion bool) metav1.ObjectMeta {
+	ref := metav1.OwnerReference{
+		APIVersion: v1alpha1.GroupVersion.String(),
+		Kind:       "Optimization",
+		Name:       opt.Name,
+		UID:        opt.UID,
+		Controller: ptr.To(true),
 	}
+	if blockOwnerDeletion {
+		ref.BlockOwnerDeletion = ptr.To(true)
+	}
+	return metav1.ObjectMeta{
+		Name:            name,
+		Namespace:       opt.Namespace,
+		Labels:          map[string]string{v1alpha1.OptimizationLabel: opt.Name},
+		OwnerReferences: []metav1.OwnerReference{ref},
+	}
+}
+
+// EnsureResultConfigMap creates opt's result ConfigMap, empty, before the
+// solve starts: the solve may patch that one but not create it.
+func EnsureResultConfigMap(ctx context.Context, c client.Client, opt *v1alpha1.Optimization) error {
+	cm := &corev1.ConfigMap{ObjectMeta: resultObjectMeta(opt, opt.ResultConfigMapName(), true)}
 	err := c.Create(ctx, cm)
 	if err == nil {
 		return nil
@@ -230,18 +237,7 @@ func straightLegs(road string, stops []v1alpha1.Stop) string {
 // finalizers, which that needs).
 func writeResultPart(ctx context.Context, c client.Client, opt *v1alpha1.Optimization, i int, data []byte) error {
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:      opt.ResultPartName(i),
-			Namespace: opt.Namespace,
-			Labels:    map[string]string{v1alpha1.OptimizationLabel: opt.Name},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: v1alpha1.GroupVersion.String(),
-				Kind:       "Optimization",
-				Name:       opt.Name,
-				UID:        opt.UID,
-				Controller: ptr.To(true),
-			}},
-		},
+		ObjectMeta: resultObjectMeta(opt, opt.ResultPartName(i), false),
 		BinaryData: map[string][]byte{v1alpha1.ResultPartKey: data},
 	}
 	err := c.Create(ctx, cm)
