@@ -9,6 +9,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver/matrix"
@@ -56,7 +57,7 @@ func Fleet(spec *v1alpha1.OptimizationSpec) ([]Vehicle, error) {
 		if err != nil {
 			return err
 		}
-		out = append(out, Vehicle{Ref: ref, Driver: driver, Vehicle: vrp.Vehicle{Capacity: capacity, ShiftStart: ss, ShiftEnd: se, FixedCost: fixed}})
+		out = append(out, Vehicle{Ref: ref, Driver: driver, Vehicle: vrp.Vehicle{Capacity: capacity, ShiftStart: ss, ShiftEnd: se, FixedCost: fixed, Name: ref}})
 		return nil
 	}
 	if f := spec.Fleet; f != nil {
@@ -120,6 +121,25 @@ type Solution struct {
 	*vrp.Solution
 	Fleet   []Vehicle
 	Problem *vrp.Problem
+}
+
+// stopAddress joins an order's address fields as API-DECISIONS.md writes
+// them, "address, postal_code city, region, country", leaving out the ones
+// not given; "" for an order with coordinates only.
+func stopAddress(o *v1alpha1.Order) string {
+	clean := func(s *string) string { return strings.TrimSpace(deref(s)) }
+	var parts []string
+	for _, p := range []string{
+		clean(o.Address),
+		strings.TrimSpace(clean(o.PostalCode) + " " + clean(o.City)),
+		clean(o.Region),
+		clean(o.Country),
+	} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 func deref(s *string) string {

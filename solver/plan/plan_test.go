@@ -48,16 +48,16 @@ func TestFleet(t *testing.T) {
 		"fleet with defaults is named Vehicle 1..N with an 08:00-18:00 shift": {
 			spec: v1alpha1.OptimizationSpec{Fleet: &v1alpha1.Fleet{Count: 3, Capacity: 10, FixedCost: 2}},
 			want: []Vehicle{
-				{Ref: "Vehicle 1", Vehicle: vrp.Vehicle{Capacity: 10, ShiftStart: eight, ShiftEnd: six, FixedCost: 2}},
-				{Ref: "Vehicle 2", Vehicle: vrp.Vehicle{Capacity: 10, ShiftStart: eight, ShiftEnd: six, FixedCost: 2}},
-				{Ref: "Vehicle 3", Vehicle: vrp.Vehicle{Capacity: 10, ShiftStart: eight, ShiftEnd: six, FixedCost: 2}},
+				{Ref: "Vehicle 1", Vehicle: vrp.Vehicle{Capacity: 10, ShiftStart: eight, ShiftEnd: six, FixedCost: 2, Name: "Vehicle 1"}},
+				{Ref: "Vehicle 2", Vehicle: vrp.Vehicle{Capacity: 10, ShiftStart: eight, ShiftEnd: six, FixedCost: 2, Name: "Vehicle 2"}},
+				{Ref: "Vehicle 3", Vehicle: vrp.Vehicle{Capacity: 10, ShiftStart: eight, ShiftEnd: six, FixedCost: 2, Name: "Vehicle 3"}},
 			},
 		},
 		"fleet with a prefix and a shift": {
 			spec: v1alpha1.OptimizationSpec{Fleet: &v1alpha1.Fleet{Count: 2, Capacity: 5, NamePrefix: "Van", ShiftStart: "06:30", ShiftEnd: "14:00"}},
 			want: []Vehicle{
-				{Ref: "Van 1", Vehicle: vrp.Vehicle{Capacity: 5, ShiftStart: 6*3600 + 1800, ShiftEnd: 14 * 3600}},
-				{Ref: "Van 2", Vehicle: vrp.Vehicle{Capacity: 5, ShiftStart: 6*3600 + 1800, ShiftEnd: 14 * 3600}},
+				{Ref: "Van 1", Vehicle: vrp.Vehicle{Capacity: 5, ShiftStart: 6*3600 + 1800, ShiftEnd: 14 * 3600, Name: "Van 1"}},
+				{Ref: "Van 2", Vehicle: vrp.Vehicle{Capacity: 5, ShiftStart: 6*3600 + 1800, ShiftEnd: 14 * 3600, Name: "Van 2"}},
 			},
 		},
 		"vehicles keep their ids and drivers; an unset shift end defaults": {
@@ -66,8 +66,8 @@ func TestFleet(t *testing.T) {
 				{ID: "a", Capacity: 4},
 			}},
 			want: []Vehicle{
-				{Ref: "b", Driver: ptr.To("Anna"), Vehicle: vrp.Vehicle{Capacity: 3, ShiftStart: 9 * 3600, ShiftEnd: six}},
-				{Ref: "a", Vehicle: vrp.Vehicle{Capacity: 4, ShiftStart: eight, ShiftEnd: six}},
+				{Ref: "b", Driver: ptr.To("Anna"), Vehicle: vrp.Vehicle{Capacity: 3, ShiftStart: 9 * 3600, ShiftEnd: six, Name: "b"}},
+				{Ref: "a", Vehicle: vrp.Vehicle{Capacity: 4, ShiftStart: eight, ShiftEnd: six, Name: "a"}},
 			},
 		},
 		"a shift that is not HH:MM": {
@@ -112,7 +112,7 @@ func TestProblem(t *testing.T) {
 	// Order "dropped" was not located: the problem has the other three, in spec order.
 	in := &Located{Orders: []int{0, 2, 3}}
 	m := &matrix.Matrix{Distance: square(4, 100), Duration: square(4, 60)}
-	fleet := []Vehicle{{Ref: "v", Vehicle: vrp.Vehicle{Capacity: 10, ShiftStart: 0, ShiftEnd: 86340}}}
+	fleet := []Vehicle{{Ref: "v", Vehicle: vrp.Vehicle{Capacity: 10, ShiftStart: 0, ShiftEnd: 86340, Name: "v"}}}
 	wantOrders := []vrp.Order{
 		{Demand: 1, ServiceS: 300, WindowEnd: vrp.NoWindowEnd},
 		{Demand: 2.5, ServiceS: 45, WindowStart: 9 * 3600, WindowEnd: 10*3600 + 1800},

@@ -30,7 +30,11 @@ func Result(ctx context.Context, opt *v1alpha1.Optimization, in *Located, sol *S
 	k := &r.KPIs
 	k.OrdersTotal = len(spec.Orders)
 	k.VehiclesAvailable = len(sol.Fleet)
-	k.PerVehicle = []v1alpha1.VehicleKPI{}
+	// Every vehicle in request order, unused ones with 0 stops.
+	k.PerVehicle = make([]v1alpha1.VehicleKPI, len(sol.Fleet))
+	for i, v := range sol.Fleet {
+		k.PerVehicle[i] = v1alpha1.VehicleKPI{VehicleRef: v.Ref, Capacity: v.Capacity}
+	}
 	var load, capacity float64
 	for _, route := range sol.Routes {
 		v := sol.Fleet[route.Vehicle]
@@ -52,7 +56,7 @@ func Result(ctx context.Context, opt *v1alpha1.Optimization, in *Located, sol *S
 			out.Stops = append(out.Stops, v1alpha1.Stop{
 				Seq:          i + 1,
 				OrderRef:     o.ID,
-				Address:      deref(o.Address),
+				Address:      stopAddress(o),
 				Latitude:     pt.Lat,
 				Longitude:    pt.Lon,
 				ArrivalS:     st.Arrival,
@@ -75,7 +79,7 @@ func Result(ctx context.Context, opt *v1alpha1.Optimization, in *Located, sol *S
 		path = append(path, in.Depot)
 		out.Polyline = routePolyline(ctx, geometry, path, &r.Warnings, v.Ref)
 		r.Routes = append(r.Routes, out)
-		k.PerVehicle = append(k.PerVehicle, v1alpha1.VehicleKPI{VehicleRef: v.Ref, Stops: len(route.Stops), DistanceM: int64(route.Distance), Load: route.Load, Capacity: v.Capacity})
+		k.PerVehicle[route.Vehicle] = v1alpha1.VehicleKPI{VehicleRef: v.Ref, Stops: len(route.Stops), DistanceM: int64(route.Distance), Load: route.Load, Capacity: v.Capacity}
 		k.OrdersAssigned += len(route.Stops)
 		k.DistanceM += int64(route.Distance)
 		k.DriveSeconds += int64(route.DriveS)

@@ -122,14 +122,19 @@ func TestResultKPIsAndUnassigned(t *testing.T) {
 	if k.AvgUtilization != 0.6 {
 		t.Errorf("avg utilization = %v, want 0.6 (load 6 of capacity 10)", k.AvgUtilization)
 	}
-	if len(k.PerVehicle) != 2 || k.PerVehicle[0].VehicleRef != "v1" || k.PerVehicle[0].Stops != 2 || k.PerVehicle[1].VehicleRef != "v2" {
-		t.Errorf("per vehicle = %+v", k.PerVehicle)
+	wantPer := []v1alpha1.VehicleKPI{
+		{VehicleRef: "v0", Capacity: 10}, // unused, still listed in request order
+		{VehicleRef: "v1", Stops: 2, DistanceM: 1200, Load: 4, Capacity: 5},
+		{VehicleRef: "v2", Stops: 1, DistanceM: 800, Load: 2, Capacity: 5},
+	}
+	if !reflect.DeepEqual(k.PerVehicle, wantPer) {
+		t.Errorf("per vehicle = %+v, want %+v", k.PerVehicle, wantPer)
 	}
 	if r.Routes[0].Stops[1].OrderRef != "o5" || r.Routes[0].Stops[1].Latitude != 5 {
 		t.Errorf("second stop of v1 = %+v, want o5 at the fifth point", r.Routes[0].Stops[1])
 	}
 	s := Summary(r)
-	if s.OrdersAssigned != 3 || s.OrdersUnassigned != 3 || s.VehiclesUsed != 2 || s.DistanceMeters != 2000 || s.Distance != "2.0km" {
+	if s.OrdersAssigned != 3 || s.OrdersUnassigned != 3 || s.VehiclesUsed != 2 || s.DistanceMeters != 2000 || s.Distance != "2.00km" {
 		t.Errorf("summary = %+v", s)
 	}
 }

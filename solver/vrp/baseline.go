@@ -1,12 +1,14 @@
 package vrp
 
-// Baseline keeps file order: orders go to the first vehicle, in order, until
-// its capacity or shift would be exceeded, then to the next vehicle; time
-// windows are not enforced (stops may be late; Late reports it, the vehicle
-// still waits for a window to open). Orders that fit no vehicle at all get
-// the same reasons as in Solve (too_large; window_unreachable when no
-// vehicle can serve them within its shift even alone); orders left when the
-// fleet is exhausted get no_capacity or no_time.
+// Baseline is a plan made by hand (API-DECISIONS.md): orders in file order,
+// each appended to the first vehicle, in vehicle order, whose capacity and
+// shift it still fits. Every vehicle stays open to later orders, so an order
+// that fits none (a late-evening one, say) does not retire the vehicles
+// before it. Time windows are not enforced (stops may be late; Late reports
+// it, the vehicle still waits for a window to open). Orders that fit no
+// vehicle at all get the same reasons as in Solve (too_large;
+// window_unreachable when no vehicle can serve them within its shift even
+// alone); the others get no_capacity or no_time against the final routes.
 func Baseline(p *Problem) (*Solution, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -23,20 +25,18 @@ func Baseline(p *Problem) (*Solution, error) {
 		r := Schedule(p, v, append(seqs[v], u))
 		return r.Return <= p.Vehicles[v].ShiftEnd
 	}
-	k := 0
 	for u := range p.Orders {
 		if pre[u] != nil {
 			continue
 		}
-		for k < m && !fits(k, u) {
-			k++
+		for v := range m {
+			if fits(v, u) {
+				seqs[v] = append(seqs[v], u)
+				loads[v] += p.Orders[u].Demand
+				planned[u] = true
+				break
+			}
 		}
-		if k == m {
-			continue
-		}
-		seqs[k] = append(seqs[k], u)
-		loads[k] += p.Orders[u].Demand
-		planned[u] = true
 	}
 	sol := &Solution{Routes: []Route{}}
 	for v, seq := range seqs {
@@ -47,6 +47,6 @@ func Baseline(p *Problem) (*Solution, error) {
 		sol.Cost += routeCost(p, &r)
 		sol.Routes = append(sol.Routes, r)
 	}
-	sol.Unassigned = unassignedList(p, planned, pre, loads, false)
+	sol.Unassigned = unassignedList(p, planned, pre, seqs, false)
 	return sol, nil
 }

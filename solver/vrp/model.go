@@ -66,6 +66,10 @@ type Vehicle struct {
 	ShiftStart int     // seconds since midnight; the vehicle may leave the depot no earlier
 	ShiftEnd   int     // seconds since midnight; the vehicle must be back at the depot no later
 	FixedCost  float64 // added to the objective when the vehicle is used (objective units)
+	// Name is how unassigned messages refer to the vehicle (the caller's
+	// vehicle_ref), so they read without translation; "" means
+	// "vehicle N", counted from 1.
+	Name string
 }
 
 // Problem: location 0 is the depot, location i+1 is Orders[i].
@@ -151,11 +155,16 @@ type Solution struct {
 	Cost       float64      // objective value + fixed costs of used vehicles
 }
 
-// capacityEps is the tolerance of capacity comparisons (0.1+0.2 fits 0.3).
+// capacityEps is the relative tolerance of capacity comparisons: it absorbs
+// the rounding of a sum of demands (0.1+0.2 fits 0.3) at any scale, so that
+// a capacity of 1e-9 still refuses two orders of 1e-9.
 const capacityEps = 1e-9
 
-// fitsCapacity reports whether load fits capacity, with capacityEps.
-func fitsCapacity(load, capacity float64) bool { return load <= capacity+capacityEps }
+// fitsCapacity reports whether load fits capacity, allowing an excess of
+// capacityEps relative to the larger of the two.
+func fitsCapacity(load, capacity float64) bool {
+	return load-capacity <= capacityEps*max(load, capacity)
+}
 
 // Validate checks a Problem's shape (matrix sizes, non-negative values, shift
 // start <= end, ...) and returns a descriptive error. All times, service
@@ -253,13 +262,26 @@ func clock(s int) string {
 // num formats a demand or capacity without trailing zeros.
 func num(f float64) string { return strconv.FormatFloat(f, 'g', 10, 64) }
 
-// window formats an order's window as "HH:MM-HH:MM", "from HH:MM" or "open".
-func window(o Order) string {
+// vehicleName is how messages name vehicle v: its Name, else "vehicle N"
+// counted from 1.
+func (p *Problem) vehicleName(v int) string {
+	if n := p.Vehicles[v].Name; n != "" {
+		return n
+	}
+	return "vehicle " + strconv.Itoa(v+1)
+}
+
+// windowPhrase names an order's window inside a sentence: "its window
+// 09:00-12:00", "its window from 09:00", "its window until 17:00", or "its
+// (open) window" when there is none.
+func windowPhrase(o Order) string {
 	switch {
 	case o.WindowEnd >= NoWindowEnd && o.WindowStart <= 0:
-		return "open"
+		return "its (open) window"
 	case o.WindowEnd >= NoWindowEnd:
-		return "from " + clock(o.WindowStart)
+		return "its window from " + clock(o.WindowStart)
+	case o.WindowStart <= 0:
+		return "its window until " + clock(o.WindowEnd)
 	}
-	return clock(o.WindowStart) + "-" + clock(o.WindowEnd)
+	return "its window " + clock(o.WindowStart) + "-" + clock(o.WindowEnd)
 }

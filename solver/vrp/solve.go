@@ -249,7 +249,7 @@ func (s *solver) report(f float64) {
 func (s *solver) solution(st *state) *Solution {
 	sol := &Solution{Routes: []Route{}}
 	planned := make([]bool, s.n)
-	loads := make([]float64, s.m)
+	seqs := make([][]int, s.m)
 	for v := range st.routes {
 		seq := st.routes[v].seq
 		for len(seq) > 0 {
@@ -264,12 +264,12 @@ func (s *solver) solution(st *state) *Solution {
 			for _, stop := range r.Stops {
 				planned[stop.Order] = true
 			}
-			loads[v] = r.Load
+			seqs[v] = seq
 			sol.Cost += routeCost(s.p, &r)
 			sol.Routes = append(sol.Routes, r)
 			break
 		}
 	}
-	sol.Unassigned = unassignedList(s.p, planned, s.pre, loads, true)
+	sol.Unassigned = unassignedList(s.p, planned, s.pre, seqs, true)
 	return sol
 }

@@ -375,8 +375,8 @@ func checkInvariants(t *testing.T, req map[string]any, r *v1alpha1.Result) {
 	if k.DistanceM != distance || k.RouteSeconds != routeSeconds || k.LateStops != late || k.DriveSeconds != drive {
 		t.Errorf("kpi sums: distance %d/%d route_seconds %d/%d late %d/%d drive %d/%d", k.DistanceM, distance, k.RouteSeconds, routeSeconds, k.LateStops, late, k.DriveSeconds, drive)
 	}
-	if len(k.PerVehicle) != len(r.Routes) {
-		t.Errorf("per_vehicle has %d entries for %d routes", len(k.PerVehicle), len(r.Routes))
+	if len(k.PerVehicle) != k.VehiclesAvailable {
+		t.Errorf("per_vehicle has %d entries for %d vehicles (every vehicle is listed)", len(k.PerVehicle), k.VehiclesAvailable)
 	}
 }
 

@@ -79,15 +79,25 @@ func TestGeocodingAndRoadMatrix(t *testing.T) {
 	if !approximate {
 		t.Errorf("no geocode_approximate warning for rough: %+v", result.Warnings)
 	}
+	street := map[string]string{}
+	for _, o := range body["orders"].([]map[string]any) {
+		if a, ok := o["address"].(string); ok {
+			street[o["id"].(string)] = a
+		}
+	}
 	placed := 0
 	for _, r := range result.Routes {
 		for _, st := range r.Stops {
 			if st.OrderRef == "coords" {
 				continue
 			}
-			query := st.Address + " Berlin 10115"
+			// A stop's address joins the order's fields (API-DECISIONS.md).
+			query, wantAddress := street[st.OrderRef]+" Berlin 10115", street[st.OrderRef]+", 10115 Berlin, de"
 			if st.OrderRef == "rough" {
-				query = st.Address
+				query, wantAddress = street[st.OrderRef], street[st.OrderRef]
+			}
+			if st.Address != wantAddress {
+				t.Errorf("%s address %q, want %q", st.OrderRef, st.Address, wantAddress)
 			}
 			lat, lon := fakePosition(query)
 			if math.Abs(lat-st.Latitude) > 1e-6 || math.Abs(lon-st.Longitude) > 1e-6 {
