@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"slices"
 	"time"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -48,6 +49,8 @@ type observation struct {
 	Now time.Time
 	// Retention is how long a terminal optimization is kept; 0 keeps it.
 	Retention time.Duration
+	// StateLabel is the optimization's v1alpha1.StateLabel, "" when absent.
+	StateLabel string
 
 	// NotTenant says why the namespace cannot run solves, "" when it can.
 	NotTenant *string
@@ -97,11 +100,13 @@ const (
 	// as holding it would keep the namespace from being deleted, and its
 	// garbage collection removes the Job.
 	actRelease
+	// actLabel sets v1alpha1.StateLabel to the state the decision leaves.
+	actLabel
 )
 
 func (a action) String() string {
 	return [...]string{"ensureFinalizer", "write", "start", "restart", "stop", "finish",
-		"mergeGeocodes", "forget", "removeFinalizer", "delete", "release"}[a]
+		"mergeGeocodes", "forget", "removeFinalizer", "delete", "release", "label"}[a]
 }
 
 // decision is what to do next for one optimization: gather an input
@@ -238,4 +243,24 @@ func withoutFinalizer(obs observation, actions ...action) []action {
 		return actions
 	}
 	return append(actions, actRemoveFinalizer)
+}
+
+// withStateLabel adds actLabel to d when the state d leaves differs from
+// the label, so the label follows every state change, written or found
+// stale (a status written outside decide, a label patch that failed). It
+// comes last: a label is for people listing, and must not delay a start.
+// An optimization being deleted or about to be is left alone.
+func withStateLabel(obs observation, d decision) decision {
+	if d.need != needNothing || obs.Deleting || slices.Contains(d.actions, actDelete) {
+		return d
+	}
+	state := obs.State
+	if d.status != nil && slices.Contains(d.actions, actWrite) {
+		state = d.status.state
+	}
+	if state == "" || string(state) == obs.StateLabel {
+		return d
+	}
+	d.actions = append(slices.Clip(d.actions), actLabel)
+	return d
 }

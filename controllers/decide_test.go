@@ -209,3 +209,40 @@ func TestDecideAsksEachInputOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestWithStateLabel(t *testing.T) {
+	write := func(to *transition, actions ...action) decision { return decision{actions: actions, status: to} }
+	cases := []struct {
+		name string
+		obs  observation
+		d    decision
+		want []action
+	}{
+		{name: "a write labels the new state, after the start",
+			obs: observation{State: v1alpha1.StateQueued, StateLabel: "queued"}, d: write(toRunning, actWrite, actStart), want: []action{actWrite, actStart, actLabel}},
+		{name: "first write of a new optimization",
+			obs: observation{}, d: write(toQueued, actWrite), want: []action{actWrite, actLabel}},
+		{name: "a stale label is fixed without a write",
+			obs: observation{State: v1alpha1.StateFailed, StateLabel: "running"}, d: decision{actions: []action{actForget}}, want: []action{actForget, actLabel}},
+		{name: "a label that matches is left alone",
+			obs: observation{State: v1alpha1.StateRunning, StateLabel: "running"}, d: decision{requeueAfter: runningPoll}, want: nil},
+		{name: "a status without a write does not count",
+			obs: observation{State: v1alpha1.StateRunning, StateLabel: "running"}, d: decision{status: toCompleted}, want: nil},
+		{name: "an optimization being deleted is left alone",
+			obs: observation{State: v1alpha1.StateRunning, Deleting: true}, d: decision{actions: []action{actRelease}}, want: []action{actRelease}},
+		{name: "one about to be deleted is left alone",
+			obs: observation{State: v1alpha1.StateCompleted}, d: decision{actions: []action{actForget, actDelete}}, want: []action{actForget, actDelete}},
+		{name: "no state yet, nothing to label",
+			obs: observation{}, d: decision{}, want: nil},
+		{name: "an input still missing",
+			obs: observation{State: v1alpha1.StateQueued}, d: decision{need: needSlot}, want: nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := withStateLabel(tc.obs, tc.d)
+			if diff := cmp.Diff(tc.want, got.actions); diff != "" {
+				t.Errorf("actions (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -105,13 +107,14 @@ func (r *OptimizationReconciler) reconcile(ctx context.Context, opt *v1alpha1.Op
 		HasFinalizer: controllerutil.ContainsFinalizer(opt, v1alpha1.SolveFinalizer),
 		Now:          r.Clock.Now(),
 		Retention:    r.Retention,
+		StateLabel:   opt.Labels[v1alpha1.StateLabel],
 	}
 	if opt.Status.FinishedAt != nil {
 		obs.FinishedAt = opt.Status.FinishedAt.Time
 	}
 	var fresh *v1alpha1.Optimization
 	for {
-		d := decide(obs)
+		d := withStateLabel(obs, decide(obs))
 		if d.need == needNothing {
 			return r.act(ctx, opt, fresh, d)
 		}
@@ -204,6 +207,12 @@ func (r *OptimizationReconciler) act(ctx context.Context, opt, fresh *v1alpha1.O
 			err = r.expire(ctx, opt)
 		case actRelease:
 			err = r.release(ctx, opt)
+		case actLabel:
+			state := opt.Status.State
+			if d.status != nil {
+				state = d.status.state
+			}
+			err = r.labelState(ctx, opt, state)
 		}
 		if err != nil {
 			return ctrl.Result{}, err
@@ -291,6 +300,35 @@ func (r *OptimizationReconciler) removeFinalizer(ctx context.Context, opt *v1alp
 	base := opt.DeepCopy()
 	controllerutil.RemoveFinalizer(opt, v1alpha1.SolveFinalizer)
 	return r.patchFinalizers(ctx, opt, base)
+}
+
+// labelState sets opt's StateLabel to state. The JSON patch first tests
+// status.state on the API server, so a reconcile on a stale cache never
+// labels an optimization with a state it has left; a failed test is
+// retried once the cache has caught up. A metadata patch only, it leaves
+// status and its owners alone.
+func (r *OptimizationReconciler) labelState(ctx context.Context, opt *v1alpha1.Optimization, state v1alpha1.State) error {
+	ops := []map[string]any{{"op": "test", "path": "/status/state", "value": state}}
+	if opt.Labels == nil {
+		// An optimization created without labels (kubectl): add the map.
+		ops = append(ops, map[string]any{"op": "add", "path": "/metadata/labels", "value": map[string]string{v1alpha1.StateLabel: string(state)}})
+	} else {
+		ops = append(ops, map[string]any{"op": "add", "path": "/metadata/labels/" + strings.ReplaceAll(v1alpha1.StateLabel, "/", "~1"), "value": state})
+	}
+	data, err := json.Marshal(ops)
+	if err != nil {
+		return err
+	}
+	err = r.Client.Patch(ctx, opt.DeepCopy(), client.RawPatch(types.JSONPatchType, data))
+	switch {
+	case err == nil, apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsInvalid(err), apierrors.IsConflict(err), apierrors.IsBadRequest(err):
+		// The test failed (state or labels moved on): read again.
+		return errStale
+	default:
+		return fmt.Errorf("unable to label the optimization %s: %w", state, err)
+	}
 }
 
 func (r *OptimizationReconciler) patchFinalizers(ctx context.Context, opt, base *v1alpha1.Optimization) error {

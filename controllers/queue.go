@@ -56,14 +56,14 @@ func indexSlot(obj client.Object) []string {
 }
 
 // ahead reports whether a is before b in the queue: first in, first out by
-// creation time (whole seconds), then by name and namespace so that the
-// order is total.
+// QueuedAt (sub-second for REST creates, whole seconds for kubectl ones),
+// then by name and namespace so that the order is total.
 func ahead(a, b *v1alpha1.Optimization) bool {
 	return compareQueued(a, b) < 0
 }
 
 func compareQueued(a, b *v1alpha1.Optimization) int {
-	if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+	if c := a.QueuedAt().Compare(b.QueuedAt()); c != 0 {
 		return c
 	}
 	if c := strings.Compare(a.Name, b.Name); c != 0 {

@@ -182,7 +182,9 @@ func TestQueueGauges(t *testing.T) {
 func TestSlimOptimization(t *testing.T) {
 	lat := 52.5
 	full := &v1alpha1.Optimization{
-		ObjectMeta: metav1.ObjectMeta{Name: "o", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "routeopt-api"}}},
+		ObjectMeta: metav1.ObjectMeta{Name: "o", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "routeopt-api"}},
+			Labels:      map[string]string{v1alpha1.StateLabel: "queued"},
+			Annotations: map[string]string{v1alpha1.QueuedAtAnnotation: "2026-11-23T09:00:00.250000000Z"}},
 		Spec: v1alpha1.OptimizationSpec{
 			Orders:   []v1alpha1.Order{{ID: "a", Latitude: &lat, Longitude: &lat}, {ID: "b", Latitude: &lat, Longitude: &lat}},
 			Vehicles: []v1alpha1.Vehicle{{ID: "v1"}, {ID: "v2"}, {ID: "v3"}},
@@ -201,6 +203,10 @@ func TestSlimOptimization(t *testing.T) {
 	if orderCount(slim) != 2 || vehicleCount(slim) != 3 {
 		t.Errorf("counts %d orders, %d vehicles, want 2 and 3", orderCount(slim), vehicleCount(slim))
 	}
+	// The queue orders by the annotation; the state label is compared.
+	if slim.Annotations[v1alpha1.QueuedAtAnnotation] == "" || slim.Labels[v1alpha1.StateLabel] != "queued" {
+		t.Errorf("lost the queue's annotation or the state label: %v %v", slim.Annotations, slim.Labels)
+	}
 	if !slim.Spec.Cancel || *slim.Spec.EffectiveOptions().SolverSeconds != 7 {
 		t.Errorf("lost what reconciling reads: %+v", slim.Spec)
 	}
@@ -217,5 +223,34 @@ func TestSlimOptimization(t *testing.T) {
 	}
 	if out, _ := SlimOptimization(&v1alpha1.WebhookEndpoint{}); out == nil {
 		t.Error("other kinds must pass through")
+	}
+}
+
+// REST creates made within one second queue in the order the API accepted
+// them; kubectl ones, without the annotation, by their creation second,
+// then by name.
+func TestCompareQueued(t *testing.T) {
+	at := func(name string, sec int, queuedAt string) *v1alpha1.Optimization {
+		o := optIn("ns", name, v1alpha1.StateQueued, sec)
+		if queuedAt != "" {
+			o.Annotations = map[string]string{v1alpha1.QueuedAtAnnotation: queuedAt}
+		}
+		return o
+	}
+	for _, c := range []struct {
+		name string
+		a, b *v1alpha1.Optimization
+	}{
+		{"same second: accepted first, larger id", at("ff", 0, "2026-11-23T09:00:00.100000000Z"), at("00", 0, "2026-11-23T09:00:00.200000000Z")},
+		{"earlier second wins over the annotation's fraction", at("ff", 0, "2026-11-23T09:00:00.900000000Z"), at("00", 1, "2026-11-23T09:00:01.000000000Z")},
+		{"kubectl, same second: by name", at("00", 0, ""), at("ff", 0, "")},
+		{"kubectl then REST in the same second", at("ff", 0, ""), at("00", 0, "2026-11-23T09:00:00.300000000Z")},
+		{"an annotation far in the past does not jump the queue", at("00", 0, ""), at("ff", 5, "2020-01-01T00:00:00.000000000Z")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if !ahead(c.a, c.b) || ahead(c.b, c.a) {
+				t.Errorf("%s is not ahead of %s", c.a.Name, c.b.Name)
+			}
+		})
 	}
 }

@@ -66,6 +66,12 @@ func newOptimization(namespace, key string, in *schema.OptimizationIn) *v1alpha1
 	}
 }
 
+// stampQueuedAt records when the API accepted opt: creationTimestamp has
+// whole seconds, so the solve queue orders by this instead.
+func stampQueuedAt(opt *v1alpha1.Optimization, now time.Time) {
+	opt.Annotations[v1alpha1.QueuedAtAnnotation] = now.UTC().Format(v1alpha1.QueuedAtLayout)
+}
+
 // createTimePerByte is the time a create is given per stored byte beyond
 // RequestTimeout: 2 s per megabyte.
 const createTimePerByte = 2 * time.Second / 1_000_000
@@ -95,6 +101,7 @@ func (s *Server) createOptimization(c *gin.Context) {
 	}
 
 	opt := newOptimization(principal(c).Namespace, keyValue, in)
+	stampQueuedAt(opt, s.clock.Now())
 	requestHash := opt.Annotations[v1alpha1.RequestHashAnnotation]
 	size, err := storedSize(opt)
 	if err != nil {

@@ -268,7 +268,9 @@ func StoredSizeOfRequest(namespace, key string, body []byte) (int, error) {
 	if len(details) > 0 {
 		return 0, fmt.Errorf("invalid request: %s at %v", details[0].Msg, details[0].Loc)
 	}
-	return storedSize(newOptimization(namespace, key, in))
+	opt := newOptimization(namespace, key, in)
+	stampQueuedAt(opt, time.Time{}) // as a create does; any time has the same size
+	return storedSize(opt)
 }
 
 // tooLargeToStore is the 413 error of an optimization whose stored form

@@ -1,6 +1,8 @@
 package webserver
 
 import (
+	"time"
+
 	"routeopt.io/routeopt/test/requests"
 
 	"bytes"
@@ -27,8 +29,8 @@ const (
 	goldenNamespace = "tenant-it-6e3798b6"
 	goldenKey       = "golden-key-0001"
 	goldenBody      = `{"name":"G","depot":{"label":"D<","address":"Unter den Linden 1"},"orders":[{"id":"a<\"é","address":"Alexanderplatz 1","time_window_start":"09:00","time_window_end":"10:00","notes":"x"},{"id":"b","latitude":52.5,"longitude":13.4,"demand":2.5}],"vehicles":[{"id":"v1","capacity":3,"driver":"Anna"}],"options":{"strategy":"baseline","solver_seconds":2}}`
-	goldenFields    = `{"f:metadata":{"f:annotations":{".":{},"f:routeopt.io/idempotency-key-sha256":{},"f:routeopt.io/request-sha256":{}}},"f:spec":{".":{},"f:depot":{".":{},"f:address":{},"f:label":{}},"f:name":{},"f:options":{".":{},"f:objective":{},"f:solverSeconds":{},"f:strategy":{}},"f:orders":{".":{},"k:{\"id\":\"a\\u003c\\\"é\"}":{".":{},"f:address":{},"f:demand":{},"f:id":{},"f:notes":{},"f:serviceMinutes":{},"f:timeWindowEnd":{},"f:timeWindowStart":{}},"k:{\"id\":\"b\"}":{".":{},"f:demand":{},"f:id":{},"f:latitude":{},"f:longitude":{},"f:serviceMinutes":{}}},"f:vehicles":{".":{},"k:{\"id\":\"v1\"}":{".":{},"f:capacity":{},"f:driver":{},"f:id":{},"f:shiftEnd":{},"f:shiftStart":{}}}}}`
-	goldenStored    = `{"apiVersion":"routeopt.io/v1alpha1","kind":"Optimization","metadata":{"annotations":{"routeopt.io/idempotency-key-sha256":"225d61818928270d2113c286a31e8e16c3b59676b23333f2e81ff8a2b24edda7","routeopt.io/request-sha256":"05cb6edb5468095fb6d00407cf127dbd735bd551686afc433523727a9ad19b93"},"creationTimestamp":"2026-11-23T12:25:35Z","generation":1,"managedFields":[{"apiVersion":"routeopt.io/v1alpha1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:annotations":{".":{},"f:routeopt.io/idempotency-key-sha256":{},"f:routeopt.io/request-sha256":{}}},"f:spec":{".":{},"f:depot":{".":{},"f:address":{},"f:label":{}},"f:name":{},"f:options":{".":{},"f:objective":{},"f:solverSeconds":{},"f:strategy":{}},"f:orders":{".":{},"k:{\"id\":\"a\\u003c\\\"é\"}":{".":{},"f:address":{},"f:demand":{},"f:id":{},"f:notes":{},"f:serviceMinutes":{},"f:timeWindowEnd":{},"f:timeWindowStart":{}},"k:{\"id\":\"b\"}":{".":{},"f:demand":{},"f:id":{},"f:latitude":{},"f:longitude":{},"f:serviceMinutes":{}}},"f:vehicles":{".":{},"k:{\"id\":\"v1\"}":{".":{},"f:capacity":{},"f:driver":{},"f:id":{},"f:shiftEnd":{},"f:shiftStart":{}}}}},"manager":"routeopt-api","operation":"Update","time":"2026-11-23T12:25:35Z"}],"name":"f245c1e0-52b5-55d4-b212-1aaa13835027","namespace":"tenant-it-6e3798b6","uid":"bb7e11a2-a4e4-4dac-a0bc-7c299f545b5d"},"spec":{"depot":{"address":"Unter den Linden 1","label":"D\u003c"},"name":"G","options":{"objective":"distance","solverSeconds":2,"strategy":"baseline"},"orders":[{"address":"Alexanderplatz 1","demand":1,"id":"a\u003c\"é","notes":"x","serviceMinutes":5,"timeWindowEnd":"10:00","timeWindowStart":"09:00"},{"demand":2.5,"id":"b","latitude":52.5,"longitude":13.4,"serviceMinutes":5}],"vehicles":[{"capacity":3,"driver":"Anna","id":"v1","shiftEnd":"18:00","shiftStart":"08:00"}]}}`
+	goldenFields    = `{"f:metadata":{"f:annotations":{".":{},"f:routeopt.io/idempotency-key-sha256":{},"f:routeopt.io/queued-at":{},"f:routeopt.io/request-sha256":{}}},"f:spec":{".":{},"f:depot":{".":{},"f:address":{},"f:label":{}},"f:name":{},"f:options":{".":{},"f:objective":{},"f:solverSeconds":{},"f:strategy":{}},"f:orders":{".":{},"k:{\"id\":\"a\\u003c\\\"é\"}":{".":{},"f:address":{},"f:demand":{},"f:id":{},"f:notes":{},"f:serviceMinutes":{},"f:timeWindowEnd":{},"f:timeWindowStart":{}},"k:{\"id\":\"b\"}":{".":{},"f:demand":{},"f:id":{},"f:latitude":{},"f:longitude":{},"f:serviceMinutes":{}}},"f:vehicles":{".":{},"k:{\"id\":\"v1\"}":{".":{},"f:capacity":{},"f:driver":{},"f:id":{},"f:shiftEnd":{},"f:shiftStart":{}}}}}`
+	goldenStored    = `{"apiVersion":"routeopt.io/v1alpha1","kind":"Optimization","metadata":{"annotations":{"routeopt.io/idempotency-key-sha256":"225d61818928270d2113c286a31e8e16c3b59676b23333f2e81ff8a2b24edda7","routeopt.io/queued-at":"2026-11-23T12:25:35.123456789Z","routeopt.io/request-sha256":"05cb6edb5468095fb6d00407cf127dbd735bd551686afc433523727a9ad19b93"},"creationTimestamp":"2026-11-23T12:25:35Z","generation":1,"managedFields":[{"apiVersion":"routeopt.io/v1alpha1","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:annotations":{".":{},"f:routeopt.io/idempotency-key-sha256":{},"f:routeopt.io/queued-at":{},"f:routeopt.io/request-sha256":{}}},"f:spec":{".":{},"f:depot":{".":{},"f:address":{},"f:label":{}},"f:name":{},"f:options":{".":{},"f:objective":{},"f:solverSeconds":{},"f:strategy":{}},"f:orders":{".":{},"k:{\"id\":\"a\\u003c\\\"é\"}":{".":{},"f:address":{},"f:demand":{},"f:id":{},"f:notes":{},"f:serviceMinutes":{},"f:timeWindowEnd":{},"f:timeWindowStart":{}},"k:{\"id\":\"b\"}":{".":{},"f:demand":{},"f:id":{},"f:latitude":{},"f:longitude":{},"f:serviceMinutes":{}}},"f:vehicles":{".":{},"k:{\"id\":\"v1\"}":{".":{},"f:capacity":{},"f:driver":{},"f:id":{},"f:shiftEnd":{},"f:shiftStart":{}}}}},"manager":"routeopt-api","operation":"Update","time":"2026-11-23T12:25:35Z"}],"name":"f245c1e0-52b5-55d4-b212-1aaa13835027","namespace":"tenant-it-6e3798b6","uid":"bb7e11a2-a4e4-4dac-a0bc-7c299f545b5d"},"spec":{"depot":{"address":"Unter den Linden 1","label":"D\u003c"},"name":"G","options":{"objective":"distance","solverSeconds":2,"strategy":"baseline"},"orders":[{"address":"Alexanderplatz 1","demand":1,"id":"a\u003c\"é","notes":"x","serviceMinutes":5,"timeWindowEnd":"10:00","timeWindowStart":"09:00"},{"demand":2.5,"id":"b","latitude":52.5,"longitude":13.4,"serviceMinutes":5}],"vehicles":[{"capacity":3,"driver":"Anna","id":"v1","shiftEnd":"18:00","shiftStart":"08:00"}]}}`
 )
 
 func TestCreatedFieldsMatchTheAPIServer(t *testing.T) {
@@ -37,7 +39,9 @@ func TestCreatedFieldsMatchTheAPIServer(t *testing.T) {
 	if len(details) > 0 {
 		t.Fatal(details)
 	}
-	got, err := referenceFields(newOptimization(goldenNamespace, goldenKey, in))
+	opt := newOptimization(goldenNamespace, goldenKey, in)
+	stampQueuedAt(opt, time.Time{})
+	got, err := referenceFields(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,11 +141,11 @@ func TestStoredSizeIsNeverBelowTheStoredForm(t *testing.T) {
 		body   map[string]any
 		stored int // measured on envtest: etcd's value, newline included
 	}{
-		{"10 orders, coordinates only", requests.TenOrders(1), 3593},
-		{"500 typical orders", requests.Typical(500), 257529},
-		{"500 orders, every text at its maximum, ASCII", requests.AtLimits(500, 0, "x"), 944059},
-		{"150 orders at maximum, 4-byte characters, 100 vehicles", requests.WithVehicles(requests.AtLimits(150, requests.MaxTextPerOrder, "😀"), 100, "é"), 1022253},
-		{"100 orders at maximum, characters stored escaped", requests.Escaped(), 943239},
+		{"10 orders, coordinates only", requests.TenOrders(1), 3679},
+		{"500 typical orders", requests.Typical(500), 257615},
+		{"500 orders, every text at its maximum, ASCII", requests.AtLimits(500, 0, "x"), 944145},
+		{"150 orders at maximum, 4-byte characters, 100 vehicles", requests.WithVehicles(requests.AtLimits(150, requests.MaxTextPerOrder, "😀"), 100, "é"), 1022339},
+		{"100 orders at maximum, characters stored escaped", requests.Escaped(), 943325},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -159,6 +163,7 @@ func TestStoredSizeIsNeverBelowTheStoredForm(t *testing.T) {
 			}
 			in, _ := rest.DecodeOptimizationIn(body)
 			opt := newOptimization(ns, key, in)
+			stampQueuedAt(opt, time.Time{})
 			ref, err := referenceFields(opt)
 			if err != nil {
 				t.Fatal(err)
@@ -232,6 +237,7 @@ func BenchmarkStoredSize(b *testing.B) {
 		b.Fatal(details)
 	}
 	opt := newOptimization("tenant-it-00000000", "bench-key-0001", in)
+	stampQueuedAt(opt, time.Time{})
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := storedSize(opt); err != nil {

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -17,6 +19,17 @@ const (
 	// arguments with the same record, and the records go with the
 	// optimization at retention.
 	ExportsAnnotation = "routeopt.io/exports"
+	// QueuedAtAnnotation holds the time (RFC 3339 with nanoseconds) the REST
+	// API accepted an optimization: the queue's first-in-first-out key,
+	// as creationTimestamp has whole seconds only.
+	QueuedAtAnnotation = "routeopt.io/queued-at"
+	// QueuedAtLayout is QueuedAtAnnotation's format: RFC 3339 with all nine
+	// fraction digits, so its stored size is the same for any time.
+	QueuedAtLayout = "2006-01-02T15:04:05.000000000Z07:00"
+	// StateLabel mirrors status.state (written by the controller), so that
+	// `kubectl get opt -l routeopt.io/state=failed` works: a label selector
+	// cannot read status.
+	StateLabel = "routeopt.io/state"
 	// OptimizationLabel names the Optimization a child object belongs to.
 	OptimizationLabel = "routeopt.io/optimization"
 	// ResultConfigMapSuffix is appended to an Optimization's name to name its
@@ -473,8 +486,10 @@ type WebhookDelivery struct {
 }
 
 // Optimization is one routing request and its record. Its name is the
-// optimization id (a UUID).
+// optimization id (a UUID): the CRD refuses any other name, which the REST
+// API could never serve.
 // +kubebuilder:object:root=true
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')",message="metadata.name must be a lowercase UUID (the optimization id the REST API serves)"
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=opt,categories=routeopt
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
@@ -484,6 +499,7 @@ type WebhookDelivery struct {
 // +kubebuilder:printcolumn:name="Vehicles",type=integer,JSONPath=`.status.vehicleCount`
 // +kubebuilder:printcolumn:name="Distance",type=string,JSONPath=`.status.summary.distance`
 // +kubebuilder:printcolumn:name="Unassigned",type=integer,JSONPath=`.status.summary.ordersUnassigned`
+// +kubebuilder:printcolumn:name="Error",type=string,JSONPath=`.status.errorCode`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Optimization struct {
 	metav1.TypeMeta `json:",inline"`
@@ -553,4 +569,21 @@ func (s *OptimizationStatus) DisplayStage() Stage {
 		return StageQueued
 	}
 	return s.Stage
+}
+
+// QueuedAt is o's place in the solve queue: the REST API's QueuedAtAnnotation
+// when it lies within a second of creationTimestamp (it is stamped just
+// before the create), else creationTimestamp. The bound keeps an annotation
+// written by hand (kubectl) from moving an optimization ahead of others by
+// more than the second creationTimestamp cannot tell apart.
+func (o *Optimization) QueuedAt() time.Time {
+	created := o.CreationTimestamp.Time
+	if v, ok := o.Annotations[QueuedAtAnnotation]; ok {
+		if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+			if d := t.Sub(created); d > -time.Second && d < time.Second {
+				return t
+			}
+		}
+	}
+	return created
 }

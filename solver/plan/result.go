@@ -151,10 +151,16 @@ func Summary(r *v1alpha1.Result) *v1alpha1.Summary {
 	}
 }
 
-// FormatDistance writes metres for people: "850m", "41.2km".
+// FormatDistance writes metres for people, always in km ("0.29km",
+// "41.2km", "1235km") so that a kubectl column cannot be read as minutes:
+// a bare "290m" could be either. Precision shrinks as the value grows.
 func FormatDistance(m int64) string {
-	if m < 1000 {
-		return fmt.Sprintf("%dm", m)
+	km := float64(m) / 1000
+	switch {
+	case m < 10_000:
+		return fmt.Sprintf("%.2fkm", km)
+	case m < 1_000_000:
+		return fmt.Sprintf("%.1fkm", km)
 	}
-	return fmt.Sprintf("%.1fkm", float64(m)/1000)
+	return fmt.Sprintf("%.0fkm", km)
 }

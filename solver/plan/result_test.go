@@ -177,7 +177,17 @@ func TestResultGeometry(t *testing.T) {
 }
 
 func TestFormatDistance(t *testing.T) {
-	for in, want := range map[int64]string{0: "0m", 999: "999m", 1000: "1.0km", 25405: "25.4km", 123456789: "123456.8km"} {
+	for in, want := range map[int64]string{
+		0:         "0.00km",
+		290:       "0.29km",
+		999:       "1.00km",
+		1000:      "1.00km",
+		9874:      "9.87km",
+		25405:     "25.4km",
+		999_949:   "999.9km",
+		1_234_567: "1235km",
+		123456789: "123457km",
+	} {
 		if got := FormatDistance(in); got != want {
 			t.Errorf("FormatDistance(%d) = %q, want %q", in, got, want)
 		}
