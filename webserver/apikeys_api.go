@@ -64,7 +64,7 @@ func (s *Server) listAPIKeys(c *gin.Context) {
 	for _, k := range keys {
 		out = append(out, apiKeyRecord(k))
 	}
-	c.JSON(http.StatusOK, gin.H{"items": out})
+	respondJSON(c, http.StatusOK, gin.H{"items": out})
 }
 
 // createAPIKey answers POST /v1/api-keys.
@@ -121,7 +121,7 @@ func (s *Server) createAPIKey(c *gin.Context) {
 		}
 		return
 	}
-	c.JSON(http.StatusCreated, apiKeyCreated{APIKeyRecord: apiKeyRecord(info), Key: key})
+	respondJSON(c, http.StatusCreated, apiKeyCreated{APIKeyRecord: apiKeyRecord(info), Key: key})
 }
 
 // missingScopes lists the scopes of want that p does not hold.

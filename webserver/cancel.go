@@ -24,7 +24,7 @@ func (s *Server) cancelOptimization(c *gin.Context) {
 	}
 	switch opt.Status.State {
 	case v1alpha1.StateCancelled:
-		c.JSON(http.StatusOK, s.record(opt))
+		respondJSON(c, http.StatusOK, s.record(opt))
 		return
 	case v1alpha1.StateCompleted, v1alpha1.StateFailed:
 		abortError(c, http.StatusConflict, CodeInvalidState, "the optimization is "+string(opt.Status.State)+" and can no longer be cancelled", map[string]any{"status": string(opt.Status.State)})
@@ -41,7 +41,7 @@ func (s *Server) cancelOptimization(c *gin.Context) {
 			return
 		}
 	}
-	c.JSON(http.StatusOK, s.record(s.awaitTerminal(c.Request.Context(), opt)))
+	respondJSON(c, http.StatusOK, s.record(s.awaitTerminal(c.Request.Context(), opt)))
 }
 
 // awaitTerminal polls the cache until opt is terminal or cancelWait passes,

@@ -44,12 +44,12 @@ type errorDetail struct {
 
 // abortError answers with the error envelope and stops the handler chain.
 func abortError(c *gin.Context, status int, code, message string, fields map[string]any) {
-	c.AbortWithStatusJSON(status, errorBody{Error: errorDetail{Code: code, Message: message, Fields: fields}})
+	abortJSON(c, status, errorBody{Error: errorDetail{Code: code, Message: message, Fields: fields}})
 }
 
 // abortValidation answers 422 with pydantic-style details.
 func abortValidation(c *gin.Context, details []schema.Detail) {
-	c.AbortWithStatusJSON(http.StatusUnprocessableEntity, schema.ValidationError{Detail: details})
+	abortJSON(c, http.StatusUnprocessableEntity, schema.ValidationError{Detail: details})
 }
 
 // retryAfterUnavailable is the Retry-After of a 503 while the Kubernetes API is down.
@@ -84,6 +84,6 @@ func isUnavailable(err error) bool {
 // abortInternal logs err with the request id and answers 500 without details.
 func abortInternal(c *gin.Context, err error) {
 	rid := c.GetString(ctxRequestID)
-	loggerFrom(c).Error(err, "Request failed", "requestID", rid)
+	loggerFrom(c).Error(err, "Request failed") // the logger carries requestID
 	abortError(c, http.StatusInternalServerError, CodeInternal, "internal error; request id "+rid, map[string]any{"request_id": rid})
 }

@@ -146,7 +146,7 @@ func (s *Server) createOptimization(c *gin.Context) {
 		abortKube(c, err, "optimization")
 		return
 	}
-	c.JSON(http.StatusAccepted, s.record(opt))
+	respondJSON(c, http.StatusAccepted, s.record(opt))
 }
 
 // refuseTooLarge answers 413 with msg and fields for opt, too large to
@@ -178,7 +178,7 @@ func (s *Server) replay(c *gin.Context, existing *v1alpha1.Optimization, keyValu
 		}})
 		return
 	}
-	c.JSON(http.StatusAccepted, s.record(existing))
+	respondJSON(c, http.StatusAccepted, s.record(existing))
 }
 
 // listOptimizations answers GET /v1/optimizations, newest first.
@@ -200,7 +200,7 @@ func (s *Server) listOptimizations(c *gin.Context) {
 	for _, o := range pageItems {
 		out = append(out, s.record(o))
 	}
-	c.JSON(http.StatusOK, gin.H{"items": out, "page": page, "page_size": size, "total": total})
+	respondJSON(c, http.StatusOK, gin.H{"items": out, "page": page, "page_size": size, "total": total})
 }
 
 // lookup reads the optimization named in the path, in the caller's
@@ -232,7 +232,7 @@ func (s *Server) lookup(c *gin.Context, queryDetails ...schema.Detail) (*v1alpha
 // getOptimization answers GET /v1/optimizations/{id}.
 func (s *Server) getOptimization(c *gin.Context) {
 	if opt, ok := s.lookup(c); ok {
-		c.JSON(http.StatusOK, s.record(opt))
+		respondJSON(c, http.StatusOK, s.record(opt))
 	}
 }
 
@@ -254,7 +254,7 @@ func (s *Server) getResult(c *gin.Context) {
 	if result == nil {
 		return
 	}
-	c.JSON(http.StatusOK, result)
+	respondJSON(c, http.StatusOK, result)
 }
 
 // storedResult reads the result of completed optimization opt, with its

@@ -6,8 +6,6 @@ package webserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-logr/logr"
+	"github.com/klauspost/compress/gzhttp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -157,38 +156,50 @@ func (s *Server) Handler() http.Handler {
 	r.NoMethod(func(c *gin.Context) {
 		abortError(c, http.StatusMethodNotAllowed, CodeMethodNotAllowed, "method "+c.Request.Method+" is not allowed on "+c.Request.URL.Path, nil)
 	})
-	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	getAndHead(r, "/healthz", func(c *gin.Context) { respondJSON(c, http.StatusOK, gin.H{"status": "ok"}) })
 	// The OpenAPI document and Swagger UI (assets embedded); no API key.
-	r.GET(openapi.DocumentPath, gin.WrapH(openapi.DocumentHandler()))
+	getAndHead(r, openapi.DocumentPath, gin.WrapH(openapi.DocumentHandler()))
 	docs := gin.WrapH(openapi.DocsHandler())
-	r.GET(openapi.DocsPath, docs)
-	r.GET(openapi.DocsPath+"/*asset", docs)
+	getAndHead(r, openapi.DocsPath, docs)
+	getAndHead(r, openapi.DocsPath+"/*asset", docs)
 	// An export's download link carries its own signature instead of a key.
-	r.GET(exportsPath+":export_id", s.downloadExport)
+	getAndHead(r, exportsPath+":export_id", s.downloadExport)
 	// The web portal: pages and assets need no key (the script asks for one).
 	pages, err := portal.New(portal.Options{MapTileURL: s.opts.MapTileURL, MapTileAttribution: s.opts.MapTileAttribution})
 	if err != nil {
 		s.log.Error(err, "Invalid portal options: the portal answers 500")
 	}
-	r.GET(strings.TrimSuffix(PortalPath, "/"), gin.WrapH(pages))
-	r.GET(PortalPath+"*path", gin.WrapH(pages))
+	getAndHead(r, strings.TrimSuffix(PortalPath, "/"), gin.WrapH(pages))
+	getAndHead(r, PortalPath+"*path", gin.WrapH(pages))
 
 	v1 := r.Group("/v1", s.authenticate, s.rateLimit)
-	v1.GET("/me", s.me)
-	v1.POST("/optimizations", s.require(ScopeOptimizationsWrite), s.createOptimization)
-	v1.GET("/optimizations", s.require(ScopeOptimizationsRead), s.listOptimizations)
-	v1.GET("/optimizations/:optimization_id", s.require(ScopeOptimizationsRead), s.getOptimization)
-	v1.GET("/optimizations/:optimization_id/result", s.require(ScopeOptimizationsRead), s.getResult)
+	getAndHead(v1, "/me", s.me)
+	v1.POST("/optimizations", s.require(ScopeOptimizationsWrite), s.nonJSONBody, s.createOptimization)
+	getAndHead(v1, "/optimizations", s.require(ScopeOptimizationsRead), s.listOptimizations)
+	getAndHead(v1, "/optimizations/:optimization_id", s.require(ScopeOptimizationsRead), s.getOptimization)
+	getAndHead(v1, "/optimizations/:optimization_id/result", s.require(ScopeOptimizationsRead), s.getResult)
 	v1.POST("/optimizations/:optimization_id/cancel", s.require(ScopeOptimizationsWrite), s.cancelOptimization)
-	v1.POST("/optimizations/:optimization_id/exports", s.require(ScopeExportsWrite), s.createExport)
-	v1.GET("/webhooks", s.require(ScopeWebhooksRead), s.listWebhooks)
-	v1.POST("/webhooks", s.require(ScopeWebhooksWrite), s.createWebhook)
+	v1.POST("/optimizations/:optimization_id/exports", s.require(ScopeExportsWrite), s.nonJSONBody, s.createExport)
+	getAndHead(v1, "/webhooks", s.require(ScopeWebhooksRead), s.listWebhooks)
+	v1.POST("/webhooks", s.require(ScopeWebhooksWrite), s.nonJSONBody, s.createWebhook)
 	v1.DELETE("/webhooks/:webhook_id", s.require(ScopeWebhooksWrite), s.deleteWebhook)
-	v1.GET("/api-keys", s.require(ScopeKeysWrite), s.listAPIKeys)
-	v1.POST("/api-keys", s.require(ScopeKeysWrite), s.createAPIKey)
+	getAndHead(v1, "/api-keys", s.require(ScopeKeysWrite), s.listAPIKeys)
+	v1.POST("/api-keys", s.require(ScopeKeysWrite), s.nonJSONBody, s.createAPIKey)
 	v1.DELETE("/api-keys/:key_id", s.require(ScopeKeysWrite), s.deleteAPIKey)
-	return r
+	// Outermost: the request id, so every answer carries it; then gzip for
+	// clients that accept it, above gzipMinSize (smaller bodies gain
+	// nothing), with Vary: Accept-Encoding; an answer that already has a
+	// Content-Encoding is passed through as it is.
+	gz, err := gzhttp.NewWrapper(gzhttp.MinSize(gzipMinSize))
+	if err != nil {
+		panic("webserver: gzip options: " + err.Error()) // constant options
+	}
+	return withRequestID(gz(r))
 }
+
+// gzipMinSize is the smallest body compressed: below it the gzip framing
+// and the CPU cost outweigh the bytes saved.
+const gzipMinSize = 1024
 
 // underV1 runs h for requests under /v1 only; others go on untouched.
 func underV1(h gin.HandlerFunc) gin.HandlerFunc {
@@ -201,17 +212,12 @@ func underV1(h gin.HandlerFunc) gin.HandlerFunc {
 	}
 }
 
-// requestID echoes the client's X-Request-ID or makes one.
+// requestID gives handlers the request id withRequestID chose, and a
+// logger that carries it (so log calls must not add it again).
 func (s *Server) requestID(c *gin.Context) {
-	rid := c.GetHeader("X-Request-ID")
-	if rid == "" || len(rid) > 200 {
-		b := make([]byte, 12)
-		_, _ = rand.Read(b)
-		rid = hex.EncodeToString(b)
-	}
+	rid, _ := c.Request.Context().Value(requestIDKey{}).(string)
 	c.Set(ctxRequestID, rid)
 	c.Set(ctxLogger, s.log.WithValues("requestID", rid))
-	c.Header("X-Request-ID", rid)
 	c.Next()
 }
 
@@ -298,7 +304,7 @@ func (s *Server) kubeContext(c *gin.Context) (context.Context, context.CancelFun
 // me answers GET /v1/me.
 func (s *Server) me(c *gin.Context) {
 	p := principal(c)
-	c.JSON(http.StatusOK, gin.H{
+	respondJSON(c, http.StatusOK, gin.H{
 		"company": gin.H{"id": p.CompanyID, "name": p.CompanyName},
 		"scopes":  p.Scopes,
 	})

@@ -95,7 +95,7 @@ func (s *Server) listWebhooks(c *gin.Context) {
 	for _, ep := range items {
 		out = append(out, webhookRecord(ep))
 	}
-	c.JSON(http.StatusOK, gin.H{"items": out})
+	respondJSON(c, http.StatusOK, gin.H{"items": out})
 }
 
 // createWebhook answers POST /v1/webhooks.
@@ -166,7 +166,7 @@ func (s *Server) createWebhook(c *gin.Context) {
 		abortKube(c, err, "webhook signing secret")
 		return
 	}
-	c.JSON(http.StatusCreated, webhookCreated{WebhookRecord: webhookRecord(ep), Secret: secret})
+	respondJSON(c, http.StatusCreated, webhookCreated{WebhookRecord: webhookRecord(ep), Secret: secret})
 }
 
 // checkWebhookURL asks the policy whether raw may receive events, with its

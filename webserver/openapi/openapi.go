@@ -9,9 +9,12 @@
 package openapi
 
 import (
+	"bytes"
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/swaggest/swgui"
 	"github.com/swaggest/swgui/v5emb"
@@ -36,7 +39,22 @@ func mustJSON(y []byte) []byte {
 	if err != nil {
 		panic(fmt.Sprintf("openapi: the embedded openapi.yaml is not valid YAML: %v", err))
 	}
-	return j
+	// YAMLToJSON escapes <, > and & as json.Marshal does; the document's
+	// descriptions (Bearer <API_KEY>) read as written, like every other
+	// JSON answer. Numbers stay as written.
+	dec := json.NewDecoder(bytes.NewReader(j))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		panic(fmt.Sprintf("openapi: re-reading the document: %v", err))
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(doc); err != nil {
+		panic(fmt.Sprintf("openapi: writing the document: %v", err))
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n"))
 }
 
 // YAML returns the document as written.
@@ -49,6 +67,8 @@ func JSON() []byte { return append([]byte(nil), documentJSON...) }
 func DocumentHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
+		// Known up front: HEAD carries the length GET does.
+		w.Header().Set("Content-Length", strconv.Itoa(len(documentJSON)))
 		w.Header().Set("Cache-Control", "no-cache")
 		_, _ = w.Write(documentJSON)
 	})

@@ -40,7 +40,7 @@ func (d Detail) MarshalJSON() ([]byte, error) {
 		}
 		b.WriteString(strconv.Quote(f.key))
 		b.WriteByte(':')
-		v, err := json.Marshal(f.val)
+		v, err := marshalNoEscape(f.val)
 		if err != nil {
 			return nil, err
 		}
@@ -52,10 +52,10 @@ func (d Detail) MarshalJSON() ([]byte, error) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			kb, _ := json.Marshal(k)
+			kb, _ := marshalNoEscape(k)
 			b.Write(kb)
 			b.WriteByte(':')
-			v, err := json.Marshal(d.Ctx[k])
+			v, err := marshalNoEscape(d.Ctx[k])
 			if err != nil {
 				return nil, err
 			}
@@ -190,4 +190,16 @@ func at(loc []any, k any) []any {
 	copy(l, loc)
 	l[len(loc)] = k
 	return l
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping: details echo the
+// client's input as FastAPI does, `<b>` rather than `\u003cb\u003e`.
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -2,7 +2,6 @@ package schema
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -50,13 +49,13 @@ func (o *pyObject) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		kb, err := json.Marshal(k)
+		kb, err := marshalNoEscape(k)
 		if err != nil {
 			return nil, err
 		}
 		b.Write(kb)
 		b.WriteByte(':')
-		vb, err := json.Marshal(o.vals[k])
+		vb, err := marshalNoEscape(o.vals[k])
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +82,7 @@ type pyFloat float64
 func (f pyFloat) MarshalJSON() ([]byte, error) {
 	v := float64(f)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return json.Marshal(pyFloatRepr(v))
+		return marshalNoEscape(pyFloatRepr(v))
 	}
 	return []byte(pyFloatRepr(v)), nil
 }

@@ -1,0 +1,86 @@
+package webserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"net/http/httptest"
+
+	"github.com/go-logr/logr/funcr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+)
+
+// A log line of a failed request names its request id once: the request's
+// logger carries it, and abortInternal must not add it again.
+func TestRequestIDLoggedOnce(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*v1alpha1.WebhookEndpointList); ok {
+				return apierrors.NewForbidden(schema.GroupResource{Resource: "webhookendpoints"}, "", errors.New("RBAC"))
+			}
+			return c.List(ctx, list, opts...)
+		},
+	}).Build()
+	key, _, err := CreateAPIKey(context.Background(), c, APIKeySpec{Namespace: "routeopt-system", Tenant: "acme", Scopes: AllScopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var lines []string
+	log := funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, prefix+" "+args)
+	}, funcr.Options{})
+	ts := httptest.NewServer(New(c, c, c, log, Options{OperatorNamespace: "routeopt-system"}).Handler())
+	defer ts.Close()
+
+	req, err := http.NewRequest(http.MethodGet, ts.URL+"/v1/webhooks", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("X-Request-ID", "rid-logged-once")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("status %d, want 500", resp.StatusCode)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	found := false
+	for _, l := range lines {
+		if !strings.Contains(l, "Request failed") {
+			continue
+		}
+		found = true
+		if n := strings.Count(l, `"requestID"`); n != 1 || !strings.Contains(l, `"rid-logged-once"`) {
+			t.Errorf("requestID %d times in %s", n, l)
+		}
+	}
+	if !found {
+		t.Fatalf("no Request failed line in %q", lines)
+	}
+}
