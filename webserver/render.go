@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"mime"
 	"net/http"
@@ -13,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
+
+	"routeopt.io/routeopt/webserver/schema"
 )
 
 // jsonRender writes v as JSON without HTML escaping, so a message reads
@@ -23,7 +24,7 @@ type jsonRender struct{ v any }
 // Render implements render.Render.
 func (r jsonRender) Render(w http.ResponseWriter) error {
 	r.WriteContentType(w)
-	body, err := marshalJSON(r.v)
+	body, err := schema.MarshalNoEscape(r.v)
 	if err != nil {
 		return err
 	}
@@ -35,17 +36,6 @@ func (r jsonRender) Render(w http.ResponseWriter) error {
 // WriteContentType implements render.Render.
 func (jsonRender) WriteContentType(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-}
-
-// marshalJSON is json.Marshal without HTML escaping.
-func marshalJSON(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // respondJSON answers status with v as JSON; every JSON answer goes
@@ -117,7 +107,7 @@ func (s *Server) nonJSONBody(c *gin.Context) {
 		return
 	}
 	if len(body) > 0 {
-		body, _ = marshalJSON(string(body)) // a string always marshals
+		body, _ = schema.MarshalNoEscape(string(body)) // a string always marshals
 	}
 	c.Request.Body = io.NopCloser(bytes.NewReader(body))
 	c.Request.ContentLength = int64(len(body))

@@ -40,7 +40,7 @@ func (d Detail) MarshalJSON() ([]byte, error) {
 		}
 		b.WriteString(strconv.Quote(f.key))
 		b.WriteByte(':')
-		v, err := marshalNoEscape(f.val)
+		v, err := MarshalNoEscape(f.val)
 		if err != nil {
 			return nil, err
 		}
@@ -52,10 +52,10 @@ func (d Detail) MarshalJSON() ([]byte, error) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			kb, _ := marshalNoEscape(k)
+			kb, _ := MarshalNoEscape(k)
 			b.Write(kb)
 			b.WriteByte(':')
-			v, err := marshalNoEscape(d.Ctx[k])
+			v, err := MarshalNoEscape(d.Ctx[k])
 			if err != nil {
 				return nil, err
 			}
@@ -192,9 +192,9 @@ func at(loc []any, k any) []any {
 	return l
 }
 
-// marshalNoEscape is json.Marshal without HTML escaping: details echo the
+// MarshalNoEscape is json.Marshal without HTML escaping: answers echo the
 // client's input as FastAPI does, `<b>` rather than `\u003cb\u003e`.
-func marshalNoEscape(v any) ([]byte, error) {
+func MarshalNoEscape(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -49,13 +49,13 @@ func (o *pyObject) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		kb, err := marshalNoEscape(k)
+		kb, err := MarshalNoEscape(k)
 		if err != nil {
 			return nil, err
 		}
 		b.Write(kb)
 		b.WriteByte(':')
-		vb, err := marshalNoEscape(o.vals[k])
+		vb, err := MarshalNoEscape(o.vals[k])
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +82,7 @@ type pyFloat float64
 func (f pyFloat) MarshalJSON() ([]byte, error) {
 	v := float64(f)
 	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return marshalNoEscape(pyFloatRepr(v))
+		return MarshalNoEscape(pyFloatRepr(v))
 	}
 	return []byte(pyFloatRepr(v)), nil
 }
