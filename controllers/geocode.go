@@ -3,14 +3,11 @@ package controllers
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver"
@@ -36,31 +33,14 @@ type Geocoding struct {
 	pipeline *solver.Pipeline
 	budget   *solver.GeocodeBudget
 	recorder events.EventRecorder
-	// Events receives the optimization of every finished geocoding; wire it
-	// to the controller with source.Channel.
-	Events chan event.GenericEvent
-
-	base context.Context
-	mu   sync.Mutex
-	runs map[types.UID]*geocodeRun
-	wg   sync.WaitGroup
-}
-
-type geocodeRun struct {
-	cancel context.CancelFunc
-	done   bool
-	err    error
+	backgroundRuns
 }
 
 // NewGeocoding geocodes with pipeline's geocoder within budget; recorder
 // (may be nil) tells the Optimization when its geocoding will be slow.
 // Geocoding stops when base is cancelled.
 func NewGeocoding(base context.Context, pipeline *solver.Pipeline, budget *solver.GeocodeBudget, recorder events.EventRecorder) *Geocoding {
-	return &Geocoding{
-		pipeline: pipeline, budget: budget, recorder: recorder, base: base,
-		Events: make(chan event.GenericEvent, 1024),
-		runs:   map[types.UID]*geocodeRun{},
-	}
+	return &Geocoding{pipeline: pipeline, budget: budget, recorder: recorder, backgroundRuns: newBackgroundRuns(base)}
 }
 
 // admitGeocoding admits opt's addresses on budget before any is sent (a
@@ -83,19 +63,14 @@ func admitGeocoding(ctx context.Context, p *solver.Pipeline, budget *solver.Geoc
 func (g *Geocoding) start(ctx context.Context, opt *v1alpha1.Optimization) (wait bool, err error) {
 	// The controller never reconciles one optimization twice at once, so
 	// the lock need not be held while admitting.
-	g.mu.Lock()
-	run, ok := g.runs[opt.UID]
-	g.mu.Unlock()
-	if ok {
+	if run, ok := g.lookup(opt.UID); ok {
 		return !run.done || run.err != nil, nil
 	}
 	ticket, err := admitGeocoding(ctx, g.pipeline, g.budget, g.recorder, opt)
 	var f *record.Failure
 	switch {
 	case errors.As(err, &f):
-		g.mu.Lock()
-		g.runs[opt.UID] = &geocodeRun{cancel: func() {}, done: true, err: f}
-		g.mu.Unlock()
+		g.add(opt.UID, &backgroundRun{cancel: func() {}, done: true, err: f})
 		g.notify(opt)
 		return true, nil
 	case errors.Is(err, context.Canceled):
@@ -108,10 +83,8 @@ func (g *Geocoding) start(ctx context.Context, opt *v1alpha1.Optimization) (wait
 	}
 	limit := 2*ticket.Wait + geocodeGrace
 	runCtx, cancel := context.WithTimeout(g.base, limit)
-	run = &geocodeRun{cancel: cancel}
-	g.mu.Lock()
-	g.runs[opt.UID] = run
-	g.mu.Unlock()
+	run := &backgroundRun{cancel: cancel}
+	g.add(opt.UID, run)
 	key := client.ObjectKeyFromObject(opt)
 	g.wg.Go(func() {
 		defer cancel()
@@ -121,9 +94,7 @@ func (g *Geocoding) start(ctx context.Context, opt *v1alpha1.Optimization) (wait
 			err = record.Failf(v1alpha1.ErrorGeocodingUnavailable, "geocoding took longer than %s (%s): the geocoder answers more slowly than its rate",
 				limit.Round(time.Second), ticket.Message())
 		}
-		g.mu.Lock()
-		run.done, run.err = true, err
-		g.mu.Unlock()
+		g.end(run, err)
 		if errors.Is(err, context.Canceled) {
 			return // stopped on purpose, or the manager is shutting down
 		}
@@ -132,21 +103,9 @@ func (g *Geocoding) start(ctx context.Context, opt *v1alpha1.Optimization) (wait
 	return true, nil
 }
 
-// notify asks the controller to reconcile opt.
-func (g *Geocoding) notify(opt *v1alpha1.Optimization) {
-	obj := &v1alpha1.Optimization{}
-	obj.Namespace, obj.Name = opt.Namespace, opt.Name
-	select {
-	case g.Events <- event.GenericEvent{Object: obj}:
-	case <-g.base.Done():
-	}
-}
-
 // observe tells how opt's geocoding goes; known is false when there is none.
 func (g *Geocoding) observe(opt *v1alpha1.Optimization) (out Outcome, known bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	run, ok := g.runs[opt.UID]
+	run, ok := g.lookup(opt.UID)
 	switch {
 	case !ok:
 		return Outcome{}, false
@@ -159,26 +118,3 @@ func (g *Geocoding) observe(opt *v1alpha1.Optimization) (out Outcome, known bool
 		return Outcome{Phase: PhaseSucceeded}, true
 	}
 }
-
-// stop cancels opt's geocoding and forgets it.
-func (g *Geocoding) stop(opt *v1alpha1.Optimization) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if run, ok := g.runs[opt.UID]; ok {
-		run.cancel()
-		delete(g.runs, opt.UID)
-	}
-}
-
-// forget drops opt's finished geocoding.
-func (g *Geocoding) forget(opt *v1alpha1.Optimization) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if run, ok := g.runs[opt.UID]; ok && run.done {
-		delete(g.runs, opt.UID)
-	}
-}
-
-// Wait blocks until every geocoding goroutine has returned; call it after
-// cancelling base.
-func (g *Geocoding) Wait() { g.wg.Wait() }

@@ -3,11 +3,9 @@ package controllers
 import (
 	"context"
 	"errors"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver"
@@ -21,52 +19,34 @@ import (
 type InProcessRunner struct {
 	pipeline *solver.Pipeline
 	slots    chan struct{}
-	// Events receives the optimization of every finished solve; wire it to
-	// the controller with source.Channel.
-	Events chan event.GenericEvent
 	// Budget, when set, admits each solve's geocoding before any request is
 	// sent, as the Job runner's Geocoding does; Recorder (may be nil) tells
 	// the Optimization when it will be slow.
 	Budget   *solver.GeocodeBudget
 	Recorder events.EventRecorder
 
-	mu   sync.Mutex
-	runs map[types.UID]*inProcessRun
-	wg   sync.WaitGroup
-	base context.Context
-}
-
-type inProcessRun struct {
-	cancel context.CancelFunc
-	done   bool
-	err    error
+	backgroundRuns
 }
 
 // NewInProcessRunner runs at most concurrency solves at once (at least one).
 // Solves stop when base is cancelled.
 func NewInProcessRunner(base context.Context, pipeline *solver.Pipeline, concurrency int) *InProcessRunner {
 	return &InProcessRunner{
-		pipeline: pipeline,
-		slots:    make(chan struct{}, max(1, concurrency)),
-		Events:   make(chan event.GenericEvent, 1024),
-		runs:     map[types.UID]*inProcessRun{},
-		base:     base,
+		pipeline:       pipeline,
+		slots:          make(chan struct{}, max(1, concurrency)),
+		backgroundRuns: newBackgroundRuns(base),
 	}
 }
 
 // Start implements Runner.
 func (r *InProcessRunner) Start(_ context.Context, opt *v1alpha1.Optimization) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if _, ok := r.runs[opt.UID]; ok {
+	ctx, cancel := context.WithCancel(r.base)
+	run := &backgroundRun{cancel: cancel}
+	if !r.add(opt.UID, run) {
+		cancel()
 		return nil
 	}
-	ctx, cancel := context.WithCancel(r.base)
-	run := &inProcessRun{cancel: cancel}
-	r.runs[opt.UID] = run
 	opt = opt.DeepCopy() // the goroutine outlives the caller's copy
-	notify := &v1alpha1.Optimization{}
-	notify.Namespace, notify.Name = opt.Namespace, opt.Name
 	r.wg.Add(1)
 	inProcessSolves.Inc()
 	go func() {
@@ -81,16 +61,11 @@ func (r *InProcessRunner) Start(_ context.Context, opt *v1alpha1.Optimization) e
 		case <-ctx.Done():
 			err = ctx.Err()
 		}
-		r.mu.Lock()
-		run.done, run.err = true, err
-		r.mu.Unlock()
+		r.end(run, err)
 		if errors.Is(err, context.Canceled) {
 			return // stopped on purpose; the controller already knows
 		}
-		select {
-		case r.Events <- event.GenericEvent{Object: notify}:
-		case <-r.base.Done():
-		}
+		r.notify(opt)
 	}()
 	return nil
 }
@@ -107,9 +82,7 @@ func (r *InProcessRunner) run(ctx context.Context, opt *v1alpha1.Optimization) e
 
 // Observe implements Runner.
 func (r *InProcessRunner) Observe(_ context.Context, opt *v1alpha1.Optimization) (Outcome, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	run, ok := r.runs[opt.UID]
+	run, ok := r.lookup(opt.UID)
 	switch {
 	case !ok:
 		return Outcome{Phase: PhaseUnknown}, nil
@@ -127,12 +100,7 @@ func (r *InProcessRunner) Observe(_ context.Context, opt *v1alpha1.Optimization)
 
 // Stop implements Runner.
 func (r *InProcessRunner) Stop(_ context.Context, opt *v1alpha1.Optimization) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if run, ok := r.runs[opt.UID]; ok {
-		run.cancel()
-		delete(r.runs, opt.UID)
-	}
+	r.stop(opt.UID)
 	return nil
 }
 
@@ -140,16 +108,6 @@ func (r *InProcessRunner) Stop(_ context.Context, opt *v1alpha1.Optimization) er
 func (r *InProcessRunner) Finish(context.Context, *v1alpha1.Optimization) error { return nil }
 
 // Forget implements Runner.
-func (r *InProcessRunner) Forget(opt *v1alpha1.Optimization) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if run, ok := r.runs[opt.UID]; ok && run.done {
-		delete(r.runs, opt.UID)
-	}
-}
-
-// Wait blocks until every solve goroutine has returned; call it after
-// cancelling base so that no solve outlives the process's shutdown.
-func (r *InProcessRunner) Wait() { r.wg.Wait() }
+func (r *InProcessRunner) Forget(opt *v1alpha1.Optimization) { r.forget(opt.UID) }
 
 var _ Runner = &InProcessRunner{}

@@ -272,7 +272,7 @@ func (r *JobRunner) Observe(ctx context.Context, opt *v1alpha1.Optimization) (Ou
 			if err := r.createSolve(ctx, opt); err != nil {
 				return Outcome{}, err
 			}
-			r.Geocoding.forget(opt)
+			r.Geocoding.forget(opt.UID)
 			return Outcome{Phase: PhaseRunning}, nil
 		}
 	}
@@ -334,7 +334,7 @@ func (r *JobRunner) jobFailure(ctx context.Context, job *batchv1.Job, cond batch
 // the Job and its pods.
 func (r *JobRunner) Stop(ctx context.Context, opt *v1alpha1.Optimization) error {
 	if r.Geocoding != nil {
-		r.Geocoding.stop(opt)
+		r.Geocoding.stop(opt.UID)
 	}
 	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: JobName(opt), Namespace: opt.Namespace}}
 	err := r.Client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationBackground))
@@ -359,7 +359,7 @@ func (r *JobRunner) Finish(ctx context.Context, opt *v1alpha1.Optimization) erro
 // Forget implements Runner; a Job runner keeps only finished geocoding in memory.
 func (r *JobRunner) Forget(opt *v1alpha1.Optimization) {
 	if r.Geocoding != nil {
-		r.Geocoding.forget(opt)
+		r.Geocoding.forget(opt.UID)
 	}
 }
 
