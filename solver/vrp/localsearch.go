@@ -31,6 +31,10 @@ func (s *solver) localSearch(st *state) {
 			order = append(order, u)
 		}
 	}
+	// The first pass tests every order with every neighbour; later passes
+	// only the pairs with a route changed since the order's last test.
+	s.skipTested = false
+	defer func() { s.skipTested = false }()
 	for {
 		improved := s.insertMissing(st)
 		s.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
@@ -48,6 +52,7 @@ func (s *solver) localSearch(st *state) {
 		if !improved {
 			return
 		}
+		s.skipTested = !s.ab.RetestAll
 	}
 }
 
@@ -113,9 +118,15 @@ func (s *solver) insertMissing(st *state) bool {
 // improveOrder tries the moves of u with its neighbours and applies the first
 // improving one.
 func (s *solver) improveOrder(st *state, u int) bool {
-	for _, w := range s.nb[u] {
+	since := s.tested[u]
+	s.tested[u] = s.moves
+	nb := s.nb[u]
+	if s.granular > 0 && s.granular < len(nb) {
+		nb = nb[:s.granular]
+	}
+	for _, w := range nb {
 		a, b := st.routeOf[u], st.routeOf[w]
-		if b < 0 {
+		if b < 0 || s.skipTested && max(s.modified[a], s.modified[b]) <= since {
 			continue
 		}
 		if a != b {
@@ -146,7 +157,7 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 			strSvc += s.single[x].svc
 			strLoad += s.demand[x]
 		}
-		if !fitsCapacity(rb.load()+strLoad, s.capacity[b]) {
+		if !s.soft && !fitsCapacity(rb.load()+strLoad, s.capacity[b]) {
 			break
 		}
 		eA := s.edges(ra.pre[i]) + s.lbm[ra.pre[i].last][ra.tail[i+L].first] + s.edges(ra.tail[i+L])
@@ -179,14 +190,14 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 				if !haveA {
 					newA, haveA = s.merge(ra.pre[i], ra.tail[i+L]), true
 				}
-				if newA.tw > 0 {
+				if !s.admits(a, newA) {
 					break
 				}
 				if !haveSeg {
 					sg, haveSeg = s.chain(emptySeg, moved, false), true
 				}
 				newB := s.merge(s.merge(rb.pre[q], sg), rb.tail[q])
-				if newB.tw > 0 || s.cost(a, newA)+s.cost(b, newB) >= base {
+				if !s.admits(b, newB) || s.pcost(a, newA)+s.pcost(b, newB) >= base {
 					continue
 				}
 				bufB := append(append(append(s.bufB[:0], rb.seq[:q]...), moved...), rb.seq[q:]...)
@@ -211,9 +222,9 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 	}
 	if lbA+lbB < base {
 		newA := s.merge(s.merge(ra.pre[i], sw), ra.tail[i+1])
-		if s.feasible(a, newA) {
+		if s.admits(a, newA) {
 			newB := s.merge(s.merge(rb.pre[j], su), rb.tail[j+1])
-			if s.feasible(b, newB) && s.cost(a, newA)+s.cost(b, newB) < base {
+			if s.admits(b, newB) && s.pcost(a, newA)+s.pcost(b, newB) < base {
 				ra.seq[i], rb.seq[j] = w, u
 				s.rebuild(st, a)
 				s.rebuild(st, b)
@@ -242,11 +253,11 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 			continue
 		}
 		newA := s.merge(preA, s.retail(st, b, cut, a))
-		if !s.feasible(a, newA) {
+		if !s.admits(a, newA) {
 			continue
 		}
 		newB := s.merge(preB, s.retail(st, a, i+1, b))
-		if !s.feasible(b, newB) || s.cost(a, newA)+s.cost(b, newB) >= base {
+		if !s.admits(b, newB) || s.pcost(a, newA)+s.pcost(b, newB) >= base {
 			continue
 		}
 		bufA := append(append(s.bufA[:0], ra.seq[:i+1]...), rb.seq[cut:]...)
@@ -277,22 +288,47 @@ func (s *solver) retail(st *state, v, i, w int) seg {
 }
 
 // intraMoves tries moves inside route v between positions i (u) and j (w).
+// Each candidate is first bounded from the change of its edges, computed
+// in O(1) from the few edges it replaces (O(length) only for a reversal on
+// an asymmetric matrix); only promising ones are evaluated with segments.
 func (s *solver) intraMoves(st *state, v, i, j int) bool {
 	r := &st.routes[v]
 	k := len(r.seq)
+	loc := func(x int) int {
+		if x < 0 || x >= k {
+			return 0
+		}
+		return r.seq[x] + 1
+	}
+	c := s.lbm
+	e0, limit := s.edges(r.full), r.cost-improveEps
+	bound := func(de int) float64 { return s.bound(v, k, e0+de, r.full.svc) }
 
 	// Relocate / or-opt within the route: seq[i:i+L] goes before position q.
 	for L := 1; L <= 3 && i+L <= k; L++ {
 		if j >= i && j < i+L {
 			break // w inside the string
 		}
+		a, s1, sl, b := loc(i-1), loc(i), loc(i+L-1), loc(i+L)
 		for _, rev := range [2]bool{false, true} {
 			if rev && L == 1 {
 				break
 			}
+			first, last, inner := s1, sl, 0
+			if rev {
+				first, last = sl, s1
+				for x := i; x < i+L-1; x++ {
+					inner += c[loc(x+1)][loc(x)] - c[loc(x)][loc(x+1)]
+				}
+			}
 			for _, q := range [2]int{j, j + 1} {
 				if q >= i && q <= i+L {
 					continue // no move
+				}
+				p, n := loc(q-1), loc(q)
+				lb := bound(c[a][b] + c[p][first] + c[last][n] - c[a][s1] - c[sl][b] - c[p][n] + inner)
+				if lb >= limit {
+					continue
 				}
 				buf := s.bufA[:0]
 				var lo, hi int
@@ -312,7 +348,7 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 					buf = append(buf, r.seq[q:i]...)
 				}
 				s.bufA = buf
-				if s.tryIntra(st, v, lo, hi, buf) {
+				if s.tryIntra(st, v, lo, hi, buf, lb) {
 					return true
 				}
 			}
@@ -322,46 +358,53 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 	lo, hi := min(i, j), max(i, j)
 	// 2-opt: reverse seq[lo+1 : hi+1] so that seq[lo] is followed by seq[hi].
 	if hi-lo >= 2 {
-		buf := append(s.bufA[:0], r.seq[lo+1:hi+1]...)
-		reverse(buf)
-		s.bufA = buf
-		if s.tryIntra(st, v, lo+1, hi, buf) {
-			return true
+		de := c[loc(lo)][loc(hi)] + c[loc(lo+1)][loc(hi+1)] - c[loc(lo)][loc(lo+1)] - c[loc(hi)][loc(hi+1)]
+		if !s.symmetric {
+			for x := lo + 1; x < hi; x++ {
+				de += c[loc(x+1)][loc(x)] - c[loc(x)][loc(x+1)]
+			}
+		}
+		if lb := bound(de); lb < limit {
+			buf := append(s.bufA[:0], r.seq[lo+1:hi+1]...)
+			reverse(buf)
+			s.bufA = buf
+			if s.tryIntra(st, v, lo+1, hi, buf, lb) {
+				return true
+			}
 		}
 	}
 	// Swap u and w.
 	if hi > lo {
-		buf := append(s.bufA[:0], r.seq[lo:hi+1]...)
-		buf[0], buf[len(buf)-1] = buf[len(buf)-1], buf[0]
-		s.bufA = buf
-		if s.tryIntra(st, v, lo, hi, buf) {
-			return true
+		a, x, y, b := loc(lo-1), loc(lo), loc(hi), loc(hi+1)
+		var de int
+		if hi == lo+1 {
+			de = c[a][y] + c[y][x] + c[x][b] - c[a][x] - c[x][y] - c[y][b]
+		} else {
+			x2, y2 := loc(lo+1), loc(hi-1)
+			de = c[a][y] + c[y][x2] + c[y2][x] + c[x][b] - c[a][x] - c[x][x2] - c[y2][y] - c[y][b]
+		}
+		if lb := bound(de); lb < limit {
+			buf := append(s.bufA[:0], r.seq[lo:hi+1]...)
+			buf[0], buf[len(buf)-1] = buf[len(buf)-1], buf[0]
+			s.bufA = buf
+			if s.tryIntra(st, v, lo, hi, buf, lb) {
+				return true
+			}
 		}
 	}
 	return false
 }
 
 // tryIntra evaluates replacing seq[lo:hi+1] of route v by mid (the same
-// orders in another order) and applies it when it improves.
-func (s *solver) tryIntra(st *state, v, lo, hi int, mid []int) bool {
+// orders in another order), whose cost is at least lb, and applies it when
+// it improves.
+func (s *solver) tryIntra(st *state, v, lo, hi int, mid []int, lb float64) bool {
 	r := &st.routes[v]
-	prev, next := 0, 0
-	if lo > 0 {
-		prev = r.seq[lo-1] + 1
-	}
-	if hi+1 < len(r.seq) {
-		next = r.seq[hi+1] + 1
-	}
-	e := s.edges(r.full) - s.path(prev, r.seq[lo:hi+1], next) + s.path(prev, mid, next)
-	lb := s.bound(v, len(r.seq), e, r.full.svc)
-	if debugVerify {
-		s.assertBound(lb, v, s.merge(s.chain(r.pre[lo], mid, false), r.tail[hi+1]))
-	}
-	if lb >= r.cost-improveEps {
-		return false
-	}
 	full := s.merge(s.chain(r.pre[lo], mid, false), r.tail[hi+1])
-	if full.tw > 0 || s.cost(v, full) >= r.cost-improveEps {
+	if debugVerify {
+		s.assertBound(lb, v, full)
+	}
+	if !s.admits(v, full) || s.pcost(v, full) >= r.cost-improveEps {
 		return false
 	}
 	copy(r.seq[lo:hi+1], mid)
@@ -375,10 +418,10 @@ func (s *solver) moveToEmpty(st *state, u int) bool {
 	a, i := st.routeOf[u], st.posOf[u]
 	ra := &st.routes[a]
 	newA := s.merge(ra.pre[i], ra.tail[i+1])
-	if newA.tw > 0 {
+	if !s.admits(a, newA) {
 		return false
 	}
-	costA := s.cost(a, newA)
+	costA := s.pcost(a, newA)
 	nt := len(s.types)
 	for t, c := range s.alone[u*nt : u*nt+nt] {
 		if t == s.typeOf[a] && len(ra.seq) == 1 || math.IsInf(c, 1) || costA+c >= ra.cost-improveEps {

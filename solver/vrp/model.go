@@ -12,8 +12,12 @@
 //	segment.go     time-window segments used to evaluate moves in O(1)
 //	state.go       the solver's internal solution representation
 //	construct.go   regret-2 insertion construction
-//	localsearch.go relocate / or-opt / swap / 2-opt* / 2-opt local search
-//	ruin.go        ruin-and-recreate (SISR) with simulated annealing, parallel chains
+//	localsearch.go relocate / or-opt / swap / 2-opt* / 2-opt local search,
+//	               feasible only (hard mode) or with priced time warp and
+//	               excess load (soft mode)
+//	hgs.go         hybrid genetic search: population, crossover, penalties
+//	ruin.go        ruin-and-recreate (SISR) with simulated annealing, and
+//	               the parallel searches
 //	unassigned.go  reasons and messages for orders that are not planned
 //	baseline.go    the naive file-order baseline
 //	solve.go       Solve: orchestration, time limit, progress
@@ -87,18 +91,20 @@ type Options struct {
 	Seed      int64                  // deterministic for a given seed
 	Progress  func(fraction float64) // optional; called with 0..1 (elapsed/limit) at most ~10 times per second, and 1 at the end
 
-	// MaxIterations optionally caps the number of ruin-and-recreate
-	// iterations (0 = run until the time limit). The search trajectory
+	// MaxIterations optionally caps the number of iterations of the
+	// search (children of the genetic search, or ruin-and-recreate steps;
+	// 0 = run until the time limit). The search trajectory
 	// depends only on the input and the seed, never on the clock, when
 	// MaxIterations is set: a run that reaches the cap before the time limit
 	// is bit-for-bit reproducible. Without it the annealing schedule follows
 	// the clock and the result depends on how far the search got.
 	MaxIterations int
 
-	// Threads is the number of parallel search chains (0 = GOMAXPROCS).
-	// The chains exchange their best plans every few thousand iterations
-	// (counted, not timed), so a run with a fixed seed and MaxIterations is
-	// reproducible for any number of threads.
+	// Threads is the number of parallel searches (0 = GOMAXPROCS, which
+	// the Go runtime derives from the container's CPU limit). The searches
+	// exchange their best plans every epoch of iterations (counted, not
+	// timed), so a run with a fixed seed and MaxIterations is reproducible
+	// for any number of threads.
 	Threads int
 
 	// Now optionally replaces time.Now as the clock of TimeLimit and

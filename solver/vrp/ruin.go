@@ -46,6 +46,12 @@ func (s *solver) newChain(st *state) *chain {
 	return c
 }
 
+// epoch is how many iterations parallel chains run between exchanges.
+func (c *chain) epoch() int { return epochIterations }
+
+// result is the best plan the chain found.
+func (c *chain) result() *state { return c.best }
+
 // adopt moves the chain to o (a better plan found by another chain),
 // keeping its temperature schedule.
 func (c *chain) adopt(o *state) {
@@ -118,12 +124,33 @@ func (c *chain) run(until int) bool {
 // a run with MaxIterations reproducible whatever the number of threads.
 const epochIterations = 2000
 
-// improve runs ruin-and-recreate from st until the time limit or the
-// iteration cap and returns the best state found. With several threads,
-// independent chains (own random stream each) run in parallel; after every
-// epoch the chains whose best is worse than the overall best restart from
-// it, so the search concentrates on the best region while the chains keep
-// different trajectories.
+// search is one thread's improvement method: a ruin-and-recreate chain or
+// a genetic search.
+type search interface {
+	run(until int) bool // iterate up to iteration until; false when the search is over
+	epoch() int         // iterations between two exchanges of parallel searches
+	result() *state     // the best plan found
+	adopt(o *state)     // take o, a better plan of another thread
+}
+
+// newSearch starts a search from st: the genetic search when the first plan
+// serves every assignable order (its penalties only price time and load,
+// so it is not made to trade served orders against cost) and there are at
+// most hgsMaxOrders; otherwise ruin-and-recreate, whose acceptance is
+// lexicographic and keeps as many orders as possible.
+func (s *solver) newSearch(st *state) search {
+	if !s.ab.NoGenetic && st.missing == 0 && s.nAssignable > 1 && s.nAssignable <= hgsMaxOrders {
+		return s.newHGS(st)
+	}
+	return s.newChain(st)
+}
+
+// improve runs the search from st until the time limit or the iteration
+// cap and returns the best state found. With several threads, independent
+// searches (own random stream each) run in parallel; after every epoch the
+// searches whose best is worse than the overall best take it, so the
+// search concentrates on the best region while the threads keep different
+// trajectories.
 func (s *solver) improve(st *state) *state {
 	threads := s.opt.Threads
 	if threads <= 0 {
@@ -132,38 +159,39 @@ func (s *solver) improve(st *state) *state {
 	if s.nAssignable == 0 || s.stop() {
 		threads = 1
 	}
-	main := s.newChain(st)
+	main := s.newSearch(st)
 	if threads == 1 {
 		main.run(math.MaxInt)
-		return main.best
+		return main.result()
 	}
-	chains := []*chain{main}
+	searches := []search{main}
 	for k := 1; k < threads; k++ {
 		f := s.fork(k)
 		cst := f.newState()
 		cst.copyFrom(st)
-		chains = append(chains, f.newChain(cst))
+		searches = append(searches, f.newSearch(cst))
 	}
 	alive := make([]bool, threads)
-	for until := epochIterations; ; until += epochIterations {
+	epoch := main.epoch()
+	for until := epoch; ; until += epoch {
 		var wg sync.WaitGroup
-		for k, c := range chains[1:] {
+		for k, c := range searches[1:] {
 			wg.Go(func() { alive[k+1] = c.run(until) })
 		}
 		alive[0] = main.run(until) // the caller's goroutine: Progress is called from it
 		wg.Wait()
 		b := 0
-		for k := range chains {
-			if better(chains[k].best, chains[b].best) {
+		for k := range searches {
+			if better(searches[k].result(), searches[b].result()) {
 				b = k
 			}
 		}
 		if slices.Contains(alive, false) {
-			return chains[b].best
+			return searches[b].result()
 		}
-		for k, c := range chains {
-			if k != b && better(chains[b].best, c.best) {
-				c.adopt(chains[b].best)
+		for k, c := range searches {
+			if k != b && better(searches[b].result(), c.result()) {
+				c.adopt(searches[b].result())
 			}
 		}
 	}
@@ -177,6 +205,7 @@ func (s *solver) fork(k int) *solver {
 	f.opt.Progress = nil
 	f.rng = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0x9e3779b97f4a7c15+uint64(k)))
 	f.mark, f.touchMark = make([]int, s.m), make([]int, s.m)
+	f.modified, f.tested, f.moves, f.skipTested = make([]int, s.m), make([]int, s.n), 0, false
 	f.stamp, f.touchStamp, f.iterations, f.blinkGap, f.stopped = 0, 0, 0, 0, false
 	f.bufA, f.bufB, f.list, f.ruined, f.touched, f.changed = nil, nil, nil, nil, nil, nil
 	f.trackChanged, f.queue, f.orders, f.routesBuf = false, nil, nil, nil

@@ -75,6 +75,38 @@ func (s *solver) feasible(v int, full seg) bool {
 	return full.tw == 0 && fitsCapacity(full.load, s.capacity[v])
 }
 
+// admits reports whether the search may take full as vehicle v's route:
+// in soft mode always (penalties price time warp and excess load), else
+// only when it is feasible.
+func (s *solver) admits(v int, full seg) bool {
+	return s.soft || s.feasible(v, full)
+}
+
+// pcost is the cost of full as the search compares it: cost, plus in soft
+// mode the time warp and the load above capacity at the current penalties.
+// In hard mode every route the search keeps is feasible, so pcost is cost.
+func (s *solver) pcost(v int, full seg) float64 {
+	c := s.cost(v, full)
+	if s.soft {
+		c += s.penalty(v, full)
+	}
+	return c
+}
+
+// penalty prices full's time warp and its load above vehicle v's capacity.
+func (s *solver) penalty(v int, full seg) float64 {
+	return s.twPen*float64(full.tw) + s.loadPen*s.excess(v, full.load)
+}
+
+// excess is how far load exceeds vehicle v's capacity, 0 within the
+// tolerance of fitsCapacity.
+func (s *solver) excess(v int, load float64) float64 {
+	if fitsCapacity(load, s.capacity[v]) {
+		return 0
+	}
+	return load - s.capacity[v]
+}
+
 // cost is the objective plus fixed cost of full, a complete route for
 // vehicle v; 0 when it has no orders.
 func (s *solver) cost(v int, full seg) float64 {

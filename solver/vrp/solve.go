@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"routeopt.io/routeopt/solver/vrp/internal/ablation"
 )
 
 const (
@@ -19,6 +21,7 @@ const (
 type solver struct {
 	p         *Problem
 	opt       Options
+	ab        ablation.Switches // pieces turned off (benchmarks only)
 	n, m      int
 	dist      [][]int
 	dur       [][]int
@@ -35,6 +38,7 @@ type solver struct {
 	nb        [][]int   // per order: nearest assignable orders
 	depotCost []int     // per order: cost of depot -> order -> depot (objective matrix)
 	width     []int     // per order: window width
+	symmetric bool      // the objective's matrix is symmetric
 
 	pre         []*Unassigned // orders no vehicle can serve alone
 	assignable  []bool
@@ -48,6 +52,24 @@ type solver struct {
 	limit    time.Duration
 	lastProg time.Time
 	stopped  bool
+
+	// Soft mode (the genetic search): routes may break windows, shifts
+	// and capacity, priced by twPen per second of time warp and loadPen
+	// per unit of excess load (see pcost). Hard mode keeps every route
+	// feasible.
+	soft           bool
+	twPen, loadPen float64
+
+	// Local search bookkeeping: moves counts route changes, modified[v]
+	// is its value at route v's last change and tested[u] at order u's
+	// last test, so that a pass skips pairs that cannot have changed.
+	moves      int
+	modified   []int
+	tested     []int
+	skipTested bool
+	// granular limits the local search to the first granular neighbours of
+	// each order (0 = all); the genetic search widens it over the run.
+	granular int
 
 	iterations int // ruin-and-recreate iterations done (diagnostics)
 	blinkGap   int // positions left before the next blink (see blinked)
@@ -74,10 +96,12 @@ type solver struct {
 // exceeds capacity, and every route returns by its vehicle's ShiftEnd.
 //
 // It builds a plan with regret-2 insertion (always completed, even when ctx
-// is already cancelled: about 0.1 s for 500 orders), improves it with local
-// search, then runs ruin-and-recreate with simulated annealing, polishing
-// every new best with the local search; with Options.Threads > 1 several
-// such chains run in parallel and exchange their best plans (see improve).
+// is already cancelled: about 0.1 s for 500 orders) and improves it with
+// local search. When that plan serves every order that can be served at
+// all, a hybrid genetic search (hgs.go) takes over; otherwise
+// ruin-and-recreate with simulated annealing, whose acceptance puts served
+// orders first. With Options.Threads > 1 several searches run in parallel
+// and exchange their best plans (see improve).
 // Only an invalid problem yields an error. For a given seed the search is
 // deterministic; with Options.MaxIterations reached before the time limit
 // the result is reproducible run to run, whatever the number of threads.
@@ -117,7 +141,7 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 	}
 	n, m := len(p.Orders), len(p.Vehicles)
 	s := &solver{
-		p: p, opt: opt, n: n, m: m,
+		p: p, opt: opt, ab: ablation.Get(), n: n, m: m,
 		dist: p.Distance, dur: p.Duration, obj: p.Objective,
 		capacity: make([]float64, m), fixed: make([]float64, m),
 		demand: make([]float64, n), single: make([]seg, n), depot: make([]seg, m),
@@ -127,6 +151,7 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 		ctx:        ctx, start: start, now: start, deadline: start.Add(limit), limit: limit,
 		lastProg: start,
 		mark:     make([]int, m), touchMark: make([]int, m),
+		modified: make([]int, m), tested: make([]int, n),
 	}
 	costM := s.costMatrix()
 	s.lbm = costM
@@ -172,6 +197,14 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 			}
 		}
 	}
+	s.symmetric = true
+	for i, row := range costM {
+		for j := range i {
+			if row[j] != costM[j][i] {
+				s.symmetric = false
+			}
+		}
+	}
 	s.buildNeighbours()
 	return s
 }
@@ -183,9 +216,12 @@ func (s *solver) costMatrix() [][]int {
 	return s.dist
 }
 
-// buildNeighbours lists for every order the nearest assignable orders by the
-// objective's matrix (the shorter direction), ranking pairs that cannot
+// buildNeighbours lists for every order the nearest assignable orders by
+// the objective's matrix (the shorter direction), ranking pairs that cannot
 // follow each other in either direction because of their windows last.
+// (PyVRP's time-window-aware proximity, edge + 0.2 x wait + time warp, was
+// tried: no effect on the genetic search beyond noise, and ruin-and-recreate
+// got worse at 1,000 customers.)
 func (s *solver) buildNeighbours() {
 	c := s.costMatrix()
 	s.nb = make([][]int, s.n)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"routeopt.io/routeopt/solver/vrp/internal/ablation"
 )
 
 func served(sol *Solution) int {
@@ -37,7 +39,13 @@ func TestSolveMatchesBruteForce(t *testing.T) {
 				o.WindowEnd = o.WindowStart + 1800
 			}
 		}
-		t.Run(fmt.Sprintf("%d_%s_n%d_m%d", i, obj, c.orders, c.vehicles), func(t *testing.T) {
+		engine := "genetic"
+		var off []string
+		if i%3 == 2 {
+			engine, off = "chains", []string{"genetic"}
+		}
+		t.Run(fmt.Sprintf("%d_%s_n%d_m%d_%s", i, obj, c.orders, c.vehicles, engine), func(t *testing.T) {
+			ablate(t, off...)
 			wantServed, wantCost := bruteForce(p)
 			sol, err := Solve(context.Background(), p, Options{TimeLimit: 5 * time.Second, Seed: int64(i), MaxIterations: 3000})
 			if err != nil {
@@ -60,6 +68,8 @@ func TestSolveRandomFeasibleAndDeterministic(t *testing.T) {
 		{orders: 100, vehicles: 10, side: 20000, windowShare: 0.8, capFactor: 1.1, objective: ObjectiveDuration, fixedCost: 1800, hetero: true},
 		{orders: 150, vehicles: 8, side: 25000, windowShare: 0.6, capFactor: 0.8, objective: ObjectiveDistance, fixedCost: 5000, asymmetric: true},
 		{orders: 200, vehicles: 4, side: 20000, windowShare: 0.3, capFactor: 1.5, objective: ObjectiveDuration, hetero: true},
+		// large enough for the genetic search's large mode (hgsLarge)
+		{orders: 320, vehicles: 40, side: 25000, windowShare: 0.5, capFactor: 2, objective: ObjectiveDistance, fixedCost: 2000, hetero: true},
 	}
 	for i, c := range cases {
 		p := genProblem(uint64(7+i), c)
@@ -361,36 +371,60 @@ func TestSolveInternalConsistency(t *testing.T) {
 	}
 	for i, c := range cases {
 		p := genProblem(uint64(50+i), c)
-		sol, err := Solve(context.Background(), p, Options{TimeLimit: 10 * time.Second, Seed: int64(i), MaxIterations: 300})
-		if err != nil {
-			t.Fatal(err)
+		for _, off := range [][]string{nil, {"genetic"}} {
+			t.Run(fmt.Sprint(i, off), func(t *testing.T) {
+				ablate(t, off...)
+				sol, err := Solve(context.Background(), p, Options{TimeLimit: 10 * time.Second, Seed: int64(i), MaxIterations: 300})
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkSolution(t, p, sol, false)
+			})
 		}
-		checkSolution(t, p, sol, false)
 	}
 }
 
-// TestSolveThreads: parallel chains give feasible plans that are
+// TestSolveThreads: parallel searches give feasible plans that are
 // reproducible with MaxIterations (they exchange plans at iteration counts,
-// not times), across an exchange between epochs.
+// not times), across an exchange between epochs, for both engines.
 func TestSolveThreads(t *testing.T) {
 	p := genProblem(11, genConfig{orders: 120, vehicles: 12, side: 20000, windowShare: 0.6, capFactor: 1.1, objective: ObjectiveDistance, fixedCost: 1000})
-	for _, threads := range []int{1, 3} {
-		t.Run(fmt.Sprint(threads), func(t *testing.T) {
-			opt := Options{TimeLimit: time.Minute, Seed: 3, MaxIterations: epochIterations + 300, Threads: threads}
-			a, err := Solve(context.Background(), p, opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkSolution(t, p, a, false)
-			b, err := Solve(context.Background(), p, opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(a, b) {
-				t.Errorf("threads %d: same seed, different plans: cost %v vs %v", threads, a.Cost, b.Cost)
-			}
-		})
+	for _, tc := range []struct {
+		name  string
+		off   []string
+		iters int
+	}{
+		{"genetic", nil, hgsEpoch + 30},
+		{"chains", []string{"genetic"}, epochIterations + 300},
+	} {
+		for _, threads := range []int{1, 3} {
+			t.Run(fmt.Sprint(tc.name, threads), func(t *testing.T) {
+				ablate(t, tc.off...)
+				opt := Options{TimeLimit: time.Minute, Seed: 3, MaxIterations: tc.iters, Threads: threads}
+				a, err := Solve(context.Background(), p, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkSolution(t, p, a, false)
+				b, err := Solve(context.Background(), p, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(a, b) {
+					t.Errorf("threads %d: same seed, different plans: cost %v vs %v", threads, a.Cost, b.Cost)
+				}
+			})
+		}
 	}
+}
+
+// ablate turns the named pieces of the solver off until the test ends.
+func ablate(t *testing.T, off ...string) {
+	t.Helper()
+	if err := ablation.Set(off); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ablation.Set(nil) })
 }
 
 // TestSolveClock: Options.Now drives the time limit. A clock that advances

@@ -103,6 +103,8 @@ func (s *solver) refresh(st *state, v, keep, keepTail, oldLen int) {
 	if s.trackChanged {
 		s.changed = append(s.changed, v)
 	}
+	s.moves++
+	s.modified[v] = s.moves
 	r := &st.routes[v]
 	k := len(r.seq)
 	if keep < 0 || keepTail < 0 || keep+keepTail > k || keep+keepTail > oldLen || len(r.pre) != oldLen+1 {
@@ -138,7 +140,7 @@ func (s *solver) refresh(st *state, v, keep, keepTail, oldLen int) {
 	}
 	old := r.cost
 	r.full = s.merge(r.pre[k], s.depot[v])
-	r.cost = s.cost(v, r.full)
+	r.cost = s.pcost(v, r.full)
 	st.cost += r.cost - old
 }
 
@@ -184,7 +186,7 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 	d := s.demand[u]
 	try := func(v int) {
 		r := &st.routes[v]
-		if !fitsCapacity(r.load()+d, s.capacity[v]) {
+		if !s.soft && !fitsCapacity(r.load()+d, s.capacity[v]) {
 			return
 		}
 		k, e, svc := len(r.seq), s.edges(r.full), r.full.svc+su.svc
@@ -207,17 +209,22 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 				continue
 			}
 			x := s.merge(r.pre[q], su)
-			if x.tw > 0 {
+			if x.tw > 0 && !s.soft {
 				if exact {
 					continue
 				}
 				break // u is reached too late; later positions reach it later still (triangle inequality)
 			}
 			full := s.merge(x, r.tail[q])
-			if full.tw > 0 {
-				continue
+			var delta float64
+			if s.soft {
+				delta = s.pcost(v, full) - r.cost
+			} else {
+				if full.tw > 0 {
+					continue // capacity was checked for the whole route
+				}
+				delta = s.cost(v, full) - r.cost
 			}
-			delta := s.cost(v, full) - r.cost
 			if bv < 0 || delta < bd {
 				bv, bq, bd = v, q, delta
 			}
@@ -296,10 +303,10 @@ func (s *solver) verify(st *state, where string) {
 		if full != r.full {
 			panic(fmt.Sprintf("%s: vehicle %d full %+v, want %+v", where, v, r.full, full))
 		}
-		if k > 0 && !s.feasible(v, full) {
+		if k > 0 && !s.admits(v, full) {
 			panic(fmt.Sprintf("%s: vehicle %d route %v infeasible: %+v", where, v, r.seq, full))
 		}
-		if c := s.cost(v, full); c != r.cost {
+		if c := s.pcost(v, full); c != r.cost {
 			panic(fmt.Sprintf("%s: vehicle %d cost %v, want %v", where, v, r.cost, c))
 		}
 		total += r.cost

@@ -19,7 +19,7 @@ func newBenchCommand() *cobra.Command {
 	var cfg bench.Config
 	var instances, out string
 	var realistic bool
-	var summarize string
+	var summarize, ablate string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Benchmark the solver on Solomon-format VRPTW instances (DIMACS convention)",
@@ -32,11 +32,23 @@ bks.csv). With --summarize it only prints the joint summary of CSV files
 written before (for example by two processes that each ran half of a folder).
 With --realistic it solves the 500-order city problem instead and reports the
 time to the first plan, the distance saving against the baseline and the peak
-memory.`,
+memory. With --ablate it turns pieces of the solver off, for the ablation
+table of docs/PERFORMANCE.md:
+
+` + bench.AblationPieces(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
 			if summarize != "" {
 				return summarizeFiles(cmd.OutOrStdout(), strings.Split(summarize, ","))
+			}
+			var off []string
+			for _, p := range strings.Split(ablate, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					off = append(off, p)
+				}
+			}
+			if err := bench.Ablate(off); err != nil {
+				return fmt.Errorf("--ablate: %w", err)
 			}
 			if realistic {
 				return bench.RunRealistic(ctx, cmd.OutOrStdout(), cfg.Seconds, cfg.Threads, cfg.Seed)
@@ -86,6 +98,7 @@ memory.`,
 	f.BoolVar(&cfg.CPUTime, "cpu-time", false, "count --seconds in process CPU time (all threads together), not wall-clock: for a busy machine")
 	f.StringVar(&summarize, "summarize", "", "comma-separated CSV files of earlier runs: print their joint summary and exit")
 	f.BoolVar(&realistic, "realistic", false, "run the 500-order city problem instead of a folder")
+	f.StringVar(&ablate, "ablate", "", "comma-separated pieces of the solver to turn off (listed above); empty = the full solver")
 	return cmd
 }
 

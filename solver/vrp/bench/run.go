@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"routeopt.io/routeopt/solver/vrp"
+	"routeopt.io/routeopt/solver/vrp/internal/ablation"
 )
 
 // BKSConvention is the bks.csv convention that matches Instance.Problem.
@@ -349,3 +350,11 @@ func ReadResults(r io.Reader) ([]Result, error) {
 	}
 	return out, nil
 }
+
+// Ablate turns the named pieces of the solver off for the rest of the
+// process (see AblationPieces); nil turns every piece back on.
+func Ablate(off []string) error { return ablation.Set(off) }
+
+// AblationPieces lists the pieces Ablate can turn off, with what turning
+// each off means, one per line.
+func AblationPieces() string { return ablation.Help() }

@@ -1,0 +1,79 @@
+// Package ablation switches single pieces of solver/vrp off, so that the
+// ablation table of docs/PERFORMANCE.md can be measured with the same
+// binary (routeopt bench --ablate). The switches are process-wide: set
+// them before solving, never while a solve runs. Only the benchmark runner
+// sets them; the service always runs with all pieces on.
+package ablation
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+)
+
+// Switches turns pieces off; the zero value is the full solver.
+type Switches struct {
+	NoGenetic          bool // ruin-and-recreate chains only, no genetic search
+	NoRuinMutation     bool // genetic search: every child by crossover, none by ruin and recreate
+	LowTimeWarpPenalty bool // genetic search: first time-warp penalty 1, not 10, x cost per second
+	RetestAll          bool // local search: every pass tests every pair, not only the changed ones
+	FixedGranular      bool // genetic search: the local search always tries all 40 neighbours
+}
+
+// piece is one switch with its --ablate name and description.
+type piece struct {
+	name, doc string
+	set       func(*Switches)
+}
+
+var names = []piece{
+	{"genetic", "no genetic search: ruin-and-recreate chains only", func(s *Switches) { s.NoGenetic = true }},
+	{"ruin-mutation", "genetic search without children by ruin and recreate", func(s *Switches) { s.NoRuinMutation = true }},
+	{"tw-penalty", "first time-warp penalty 1 instead of 10", func(s *Switches) { s.LowTimeWarpPenalty = true }},
+	{"skip-tested", "local search re-tests unchanged pairs", func(s *Switches) { s.RetestAll = true }},
+	{"granular-growth", "genetic search tries all 40 neighbours from the start, not 20 growing to 40", func(s *Switches) { s.FixedGranular = true }},
+}
+
+var current atomic.Pointer[Switches]
+
+// Get returns the switches in force.
+func Get() Switches {
+	if s := current.Load(); s != nil {
+		return *s
+	}
+	return Switches{}
+}
+
+// Set turns off the named pieces (see Help); an empty list restores the
+// full solver.
+func Set(off []string) error {
+	var s Switches
+	for _, n := range off {
+		i := slices.IndexFunc(names, func(x piece) bool { return x.name == n })
+		if i < 0 {
+			return fmt.Errorf("unknown piece %q; known: %s", n, strings.Join(Names(), ", "))
+		}
+		names[i].set(&s)
+	}
+	current.Store(&s)
+	return nil
+}
+
+// Names lists the pieces that can be turned off.
+func Names() []string {
+	out := make([]string, len(names))
+	for i, x := range names {
+		out[i] = x.name
+	}
+	return out
+}
+
+// Help describes every piece, one per line.
+func Help() string {
+	var b strings.Builder
+	for _, x := range names {
+		fmt.Fprintf(&b, "%s: %s\n", x.name, x.doc)
+	}
+	return b.String()
+}
