@@ -68,25 +68,13 @@ func TestSolveRandomFeasibleAndDeterministic(t *testing.T) {
 		{orders: 100, vehicles: 10, side: 20000, windowShare: 0.8, capFactor: 1.1, objective: ObjectiveDuration, fixedCost: 1800, hetero: true},
 		{orders: 150, vehicles: 8, side: 25000, windowShare: 0.6, capFactor: 0.8, objective: ObjectiveDistance, fixedCost: 5000, asymmetric: true},
 		{orders: 200, vehicles: 4, side: 20000, windowShare: 0.3, capFactor: 1.5, objective: ObjectiveDuration, hetero: true},
-		// large enough for the genetic search's large mode (hgsLarge)
+		// a larger plan for the genetic search (up to hgsMaxOrders)
 		{orders: 320, vehicles: 40, side: 25000, windowShare: 0.5, capFactor: 2, objective: ObjectiveDistance, fixedCost: 2000, hetero: true},
 	}
 	for i, c := range cases {
 		p := genProblem(uint64(7+i), c)
 		t.Run(fmt.Sprintf("n%d_m%d_%s", c.orders, c.vehicles, c.objective), func(t *testing.T) {
-			opt := Options{TimeLimit: 10 * time.Second, Seed: 42, MaxIterations: 400}
-			a, err := Solve(context.Background(), p, opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkSolution(t, p, a, false)
-			b, err := Solve(context.Background(), p, opt)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(a, b) {
-				t.Errorf("same seed, different plans: cost %v vs %v", a.Cost, b.Cost)
-			}
+			a := solveTwice(t, p, Options{TimeLimit: 10 * time.Second, Seed: 42, MaxIterations: 400})
 			base, err := Baseline(p)
 			if err != nil {
 				t.Fatal(err)
@@ -400,22 +388,29 @@ func TestSolveThreads(t *testing.T) {
 		for _, threads := range []int{1, 3} {
 			t.Run(fmt.Sprint(tc.name, threads), func(t *testing.T) {
 				ablate(t, tc.off...)
-				opt := Options{TimeLimit: time.Minute, Seed: 3, MaxIterations: tc.iters, Threads: threads}
-				a, err := Solve(context.Background(), p, opt)
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkSolution(t, p, a, false)
-				b, err := Solve(context.Background(), p, opt)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !reflect.DeepEqual(a, b) {
-					t.Errorf("threads %d: same seed, different plans: cost %v vs %v", threads, a.Cost, b.Cost)
-				}
+				solveTwice(t, p, Options{TimeLimit: time.Minute, Seed: 3, MaxIterations: tc.iters, Threads: threads})
 			})
 		}
 	}
+}
+
+// solveTwice solves p twice with opt: both plans must pass the checker and
+// be identical (same seed and MaxIterations). It returns the first.
+func solveTwice(t *testing.T, p *Problem, opt Options) *Solution {
+	t.Helper()
+	a, err := Solve(context.Background(), p, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSolution(t, p, a, false)
+	b, err := Solve(context.Background(), p, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("same seed, different plans: cost %v vs %v", a.Cost, b.Cost)
+	}
+	return a
 }
 
 // ablate turns the named pieces of the solver off until the test ends.
