@@ -100,7 +100,14 @@ type hgs struct {
 	score   []int
 	routesB []int
 	missing []int
+	rank    []ranked
 	stamp   int
+}
+
+// ranked is a member's diversity with its cost rank, for fitness.
+type ranked struct {
+	div float64
+	i   int
 }
 
 // newHGS starts a genetic search whose best plan is st (a feasible plan
@@ -225,8 +232,7 @@ func (h *hgs) run(until int) bool {
 
 // granular is how many neighbours of each order the local search tries:
 // hgsGranularStart at first, growing with the square of the elapsed share
-// of the run to all of them (the
-// neighbour lists hold neighbourCount) at the end of the run, measured by
+// of the run to all neighbourCount at its end, the share measured by
 // iterations under MaxIterations, else by the clock. Few neighbours make
 // the early iterations cheap; all of them reach further once the
 // population has converged.
@@ -497,11 +503,7 @@ func (h *hgs) fitness(list []*individual) {
 	if n <= 1 {
 		return
 	}
-	type ranked struct {
-		div float64
-		i   int
-	}
-	rank := make([]ranked, n)
+	rank := h.rank[:0]
 	for i, ind := range list {
 		k := min(hgsClose, len(ind.prox))
 		d := 0.0
@@ -511,8 +513,9 @@ func (h *hgs) fitness(list []*individual) {
 		if k > 0 {
 			d /= float64(k)
 		}
-		rank[i] = ranked{-d, i}
+		rank = append(rank, ranked{-d, i})
 	}
+	h.rank = rank
 	slices.SortStableFunc(rank, func(a, b ranked) int { return cmp.Compare(a.div, b.div) })
 	for r, x := range rank {
 		div, fit := float64(r)/float64(n-1), float64(x.i)/float64(n-1)
