@@ -62,8 +62,9 @@ type configMapStore struct {
 const (
 	geocodeSaveEvery    = 25
 	geocodeSaveInterval = 10 * time.Second
-	// geocodeFinalSaveTimeout bounds the last write, which runs even after
-	// the solve's context ended so a cancelled pod keeps what it paid for.
+	// geocodeFinalSaveTimeout bounds every write of the answers; writes
+	// run to their end even after the solve's context ended, so a
+	// cancelled pod keeps what it paid for (see keepSaving).
 	geocodeFinalSaveTimeout = 10 * time.Second
 )
 
@@ -164,14 +165,19 @@ func (s *configMapStore) save(ctx context.Context) error {
 // keepSaving writes the answers as they come, every `every` answers or
 // `interval`, until stop is called; stop makes the last write, even when
 // ctx has ended. A failed write is logged and retried with the next one:
-// it costs lookups on a retry, not this solve.
+// it costs lookups on a retry, not this solve. Every write runs to its end
+// (bounded by geocodeFinalSaveTimeout) even when ctx ends meanwhile: a
+// write cancelled on the client side can still reach the API server after
+// the last one and put back fewer answers.
 func (s *configMapStore) keepSaving(ctx context.Context, every int, interval time.Duration) (stop func()) {
 	s.mu.Lock()
 	s.every = every
 	s.mu.Unlock()
 	log := ctrl.LoggerFrom(ctx)
-	save := func(ctx context.Context) {
-		if err := s.save(ctx); err != nil {
+	save := func() {
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), geocodeFinalSaveTimeout)
+		defer cancel()
+		if err := s.save(wctx); err != nil {
 			log.Info("Unable to keep the geocoding answers", "error", err.Error())
 		}
 	}
@@ -189,15 +195,13 @@ func (s *configMapStore) keepSaving(ctx context.Context, every int, interval tim
 			case <-s.kick:
 			case <-tick.C:
 			}
-			save(ctx)
+			save()
 		}
 	}()
 	return func() {
 		close(done)
 		<-finished
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), geocodeFinalSaveTimeout)
-		defer cancel()
-		save(fctx)
+		save()
 	}
 }
 
