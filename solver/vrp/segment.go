@@ -55,6 +55,30 @@ func (s *solver) merge(a, b seg) seg {
 	}
 }
 
+// joinLeg is merge of two non-empty sequences with the leg between them
+// given (t seconds, d metres), for bestInsertion, which reads legs from the
+// rows of the order it inserts. merge keeps its own copy of the arithmetic:
+// routed through joinLeg it is a second call with 88-byte arguments, and a
+// child of the genetic search took about 20 % longer.
+func joinLeg(a, b seg, t, d int) seg {
+	at := a.dur - a.tw + t
+	dw := max(b.e-at-a.l, 0)
+	dtw := max(a.e+at-b.l, 0)
+	return seg{
+		first:  a.first,
+		last:   b.last,
+		n:      a.n + b.n,
+		dur:    a.dur + b.dur + t + dw,
+		tw:     a.tw + b.tw + dtw,
+		e:      max(b.e-at, a.e) - dw,
+		l:      min(b.l-at, a.l) + dtw,
+		dist:   a.dist + b.dist + d,
+		travel: a.travel + b.travel + t,
+		svc:    a.svc + b.svc,
+		load:   a.load + b.load,
+	}
+}
+
 // chain appends the orders of seq (reversed when rev) to a.
 func (s *solver) chain(a seg, seq []int, rev bool) seg {
 	if rev {

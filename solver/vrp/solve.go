@@ -40,6 +40,12 @@ type solver struct {
 	width     []int     // per order: window width
 	symmetric bool      // the objective's matrix is symmetric
 
+	// distIn and durIn hold the columns of dist and dur as rows
+	// (distIn[u][p] = dist[p][u]; the matrix itself when symmetric), so
+	// that scanning the insertion positions of one order reads two rows
+	// of each matrix, which stay in cache, instead of one row per position.
+	distIn, durIn [][]int
+
 	pre         []*Unassigned // orders no vehicle can serve alone
 	assignable  []bool
 	nAssignable int
@@ -197,16 +203,39 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 			}
 		}
 	}
-	s.symmetric = true
-	for i, row := range costM {
+	s.distIn, s.durIn = columns(s.dist), columns(s.dur)
+	s.symmetric = isSymmetric(costM)
+	s.buildNeighbours()
+	return s
+}
+
+// isSymmetric reports whether the square matrix m equals its transpose.
+func isSymmetric(m [][]int) bool {
+	for i, row := range m {
 		for j := range i {
-			if row[j] != costM[j][i] {
-				s.symmetric = false
+			if row[j] != m[j][i] {
+				return false
 			}
 		}
 	}
-	s.buildNeighbours()
-	return s
+	return true
+}
+
+// columns returns the transpose of the square matrix m, or m itself when
+// it is symmetric.
+func columns(m [][]int) [][]int {
+	if isSymmetric(m) {
+		return m
+	}
+	t := make([][]int, len(m))
+	flat := make([]int, len(m)*len(m))
+	for j := range t {
+		t[j] = flat[j*len(m) : (j+1)*len(m) : (j+1)*len(m)]
+		for i, row := range m {
+			t[j][i] = row[j]
+		}
+	}
+	return t
 }
 
 func (s *solver) costMatrix() [][]int {

@@ -466,3 +466,37 @@ func TestBestInsertionExactWithoutTriangleInequality(t *testing.T) {
 		t.Fatalf("exact insertion of u at vehicle %d position %d, want vehicle 0 position 2", v, q)
 	}
 }
+
+// TestBestInsertionDeltaIsExact: the cost change bestInsertion reports is the
+// change that inserting there makes, on asymmetric matrices (which it reads
+// through the transposed rows distIn and durIn) with both objectives, in
+// hard and soft mode.
+func TestBestInsertionDeltaIsExact(t *testing.T) {
+	for _, obj := range []Objective{ObjectiveDistance, ObjectiveDuration} {
+		for _, soft := range []bool{false, true} {
+			p := genProblem(5, genConfig{orders: 60, vehicles: 6, side: 15000, windowShare: 0.6, capFactor: 1.3, objective: obj, fixedCost: 500, hetero: true, asymmetric: true})
+			s := newSolver(context.Background(), p, Options{Threads: 1, Seed: 2}, time.Now())
+			if isSymmetric(s.dist) || &s.distIn[0][0] == &s.dist[0][0] || s.distIn[3][7] != s.dist[7][3] || s.durIn[7][3] != s.dur[3][7] {
+				t.Fatal("the test needs an asymmetric matrix and its transpose")
+			}
+			s.soft, s.twPen, s.loadPen = soft, 3, 50
+			st := s.newState()
+			inserted := 0
+			for u := range s.n {
+				v, q, delta := s.bestInsertion(st, u, 0, u%2 == 0)
+				if v < 0 {
+					continue
+				}
+				before := st.cost
+				s.insert(st, u, v, q)
+				inserted++
+				if got := st.cost - before; math.Abs(got-delta) > 1e-6 {
+					t.Fatalf("objective %v soft %v: order %d at vehicle %d position %d changed the cost by %v, bestInsertion said %v", obj, soft, u, v, q, got, delta)
+				}
+			}
+			if inserted < s.n/2 {
+				t.Fatalf("objective %v soft %v: only %d of %d orders inserted", obj, soft, inserted, s.n)
+			}
+		}
+	}
+}

@@ -184,6 +184,11 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 	exact := blink == 0 && !nearOnly
 	su := s.single[u]
 	d := s.demand[u]
+	durIn, distIn, durOut, distOut := s.durIn[u+1], s.distIn[u+1], s.dur[u+1], s.dist[u+1]
+	inU, outU := distIn, distOut // the objective's matrix into and out of u
+	if s.obj == ObjectiveDuration {
+		inU, outU = durIn, durOut
+	}
 	try := func(v int) {
 		r := &st.routes[v]
 		if !s.soft && !fitsCapacity(r.load()+d, s.capacity[v]) {
@@ -192,30 +197,33 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 		k, e, svc := len(r.seq), s.edges(r.full), r.full.svc+su.svc
 		// bound is affine in the edge sum: lb = edges + c0.
 		c0 := s.bound(v, k+1, 0, svc) - r.cost
-		toU := s.lbm[u+1]
+		// Every matrix entry read below is in a row of u; the edge that
+		// an insertion replaces is the difference of two prefix sums.
+		edgesBefore := 0
 		for q, prev := 0, 0; q <= k; q++ {
 			next := 0 // the locations around position q, read from seq (cheaper than pre/tail)
+			edgesAfter := e
 			if q < k {
 				next = r.seq[q] + 1
+				edgesAfter = s.edges(r.pre[q+1])
 			}
-			pv := prev
-			prev = next
+			pv, replaced := prev, edgesAfter-edgesBefore
+			prev, edgesBefore = next, edgesAfter
 			if blink > 0 && s.blinked(blink) {
 				continue
 			}
-			row := s.lbm[pv]
-			lb := float64(e+row[u+1]+toU[next]-row[next]) + c0
+			lb := float64(e+inU[pv]+outU[next]-replaced) + c0
 			if bv >= 0 && lb >= bd {
 				continue
 			}
-			x := s.merge(r.pre[q], su)
+			x := joinLeg(r.pre[q], su, durIn[pv], distIn[pv])
 			if x.tw > 0 && !s.soft {
 				if exact {
 					continue
 				}
 				break // u is reached too late; later positions reach it later still (triangle inequality)
 			}
-			full := s.merge(x, r.tail[q])
+			full := joinLeg(x, r.tail[q], durOut[next], distOut[next])
 			var delta float64
 			if s.soft {
 				delta = s.pcost(v, full) - r.cost
