@@ -202,7 +202,7 @@ func (h *hgs) run(until int) bool {
 		}
 		if !s.ab.NoRuinMutation && s.rng.Float64() < hgsRuinShare {
 			h.loadSeqs(h.work, a.seqs)
-			s.ruin(h.work)
+			s.ruin(h.work, ruinAvgRemoved)
 			s.recreate(h.work)
 		} else {
 			h.crossover(a, b)
