@@ -203,8 +203,13 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 			}
 		}
 	}
-	s.distIn, s.durIn = columns(s.dist), columns(s.dur)
-	s.symmetric = isSymmetric(costM)
+	var distSymmetric, durSymmetric bool
+	s.distIn, distSymmetric = columns(s.dist)
+	s.durIn, durSymmetric = columns(s.dur)
+	s.symmetric = distSymmetric
+	if s.obj == ObjectiveDuration {
+		s.symmetric = durSymmetric
+	}
 	s.buildNeighbours()
 	return s
 }
@@ -222,12 +227,12 @@ func isSymmetric(m [][]int) bool {
 }
 
 // columns returns the transpose of the square matrix m, or m itself when
-// it is symmetric.
-func columns(m [][]int) [][]int {
+// it is symmetric (and reports which).
+func columns(m [][]int) (t [][]int, symmetric bool) {
 	if isSymmetric(m) {
-		return m
+		return m, true
 	}
-	t := make([][]int, len(m))
+	t = make([][]int, len(m))
 	flat := make([]int, len(m)*len(m))
 	for j := range t {
 		t[j] = flat[j*len(m) : (j+1)*len(m) : (j+1)*len(m)]
@@ -235,7 +240,7 @@ func columns(m [][]int) [][]int {
 			t[j][i] = row[j]
 		}
 	}
-	return t
+	return t, false
 }
 
 func (s *solver) costMatrix() [][]int {

@@ -224,15 +224,10 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 				break // u is reached too late; later positions reach it later still (triangle inequality)
 			}
 			full := joinLeg(x, r.tail[q], durOut[next], distOut[next])
-			var delta float64
-			if s.soft {
-				delta = s.pcost(v, full) - r.cost
-			} else {
-				if full.tw > 0 {
-					continue // capacity was checked for the whole route
-				}
-				delta = s.cost(v, full) - r.cost
+			if full.tw > 0 && !s.soft {
+				continue // capacity was checked for the whole route
 			}
+			delta := s.pcost(v, full) - r.cost
 			if bv < 0 || delta < bd {
 				bv, bq, bd = v, q, delta
 			}
