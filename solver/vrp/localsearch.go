@@ -9,13 +9,21 @@ import (
 const improveEps = 1e-7
 
 // interMaxString is the longest string the local search relocates to
-// another route, always in its order. Strings of 3 and reversed strings
-// (which HGS and PyVRP leave out too) made a child about 12 % slower and
-// the plans no better: without them, mean gap over 3 seeds on Solomon at
-// 1.5 s 0.127 % against 0.170 %, on gh200-sample at 5 s 0.123 % against
-// 0.228 %; gh400-sample at 30 s 0.485 % (6 seeds) against 0.529 % (4
-// seeds); see docs/PERFORMANCE.md.
-const interMaxString = 2
+// another route, always in its order (reversed strings, which HGS and PyVRP
+// leave out too, made the search slower and the plans no better). In soft
+// mode, the genetic search's local search of every child, strings of 3
+// made a child slower and the plans no better: without them, mean gap over
+// 3 seeds on Solomon at 1.5 s 0.127 % against 0.152 %, on gh200-sample at
+// 5 s 0.123 % against 0.175 %, gh400-sample at 30 s within noise. In hard
+// mode, which polishes the new best plans of ruin-and-recreate, strings
+// of 3 stay: without them the 500-order city problem at 10 s was 0.6 %
+// dearer (6 seeds). See docs/PERFORMANCE.md.
+func (s *solver) interMaxString() int {
+	if s.soft {
+		return 2
+	}
+	return 3
+}
 
 // localSearch applies first-improvement moves around each order's nearest
 // neighbours until no move improves (or time is up):
@@ -158,7 +166,7 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 	base := ra.cost + rb.cost - improveEps
 
 	// Relocate: ra.seq[i:i+L] goes, in its order, before position q of b.
-	for L := 1; L <= interMaxString && i+L <= ka; L++ {
+	for L, maxL := 1, s.interMaxString(); L <= maxL && i+L <= ka; L++ {
 		str := ra.seq[i : i+L]
 		strSvc, strLoad := 0, 0.0
 		for _, x := range str {
