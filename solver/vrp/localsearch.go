@@ -17,7 +17,7 @@ const improveEps = 1e-7
 // 5 s 0.123 % against 0.175 %, gh400-sample at 30 s within noise. In hard
 // mode, which polishes the new best plans of ruin-and-recreate, strings
 // of 3 stay: without them the 500-order city problem at 10 s was 0.6 %
-// dearer (6 seeds). See docs/PERFORMANCE.md.
+// dearer (seeds 1-6: 951,446 against 945,225). See docs/PERFORMANCE.md.
 func (s *solver) interMaxString() int {
 	if s.soft {
 		return 2
@@ -29,8 +29,9 @@ func (s *solver) interMaxString() int {
 // neighbours until no move improves (or time is up):
 //
 //   - relocate / or-opt: move a string of orders starting at u next to a
-//     neighbour w (before or after it): 1..2 orders in their order to
-//     another route, 1..3 orders forward or reversed within the route;
+//     neighbour w (before or after it): to another route, 1..2 orders in
+//     their order (1..3 in hard mode, see interMaxString); within the
+//     route, 1..3 orders forward or reversed;
 //   - swap u with w;
 //   - 2-opt* (between routes): exchange the tails after u and after (or
 //     from) w;
