@@ -189,7 +189,7 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 			lbB := s.bound(b, kb+L, eB, rb.full.svc+strSvc)
 			if debugVerify {
 				s.assertBound(lbA, a, s.merge(ra.pre[i], ra.tail[i+L]))
-				s.assertBound(lbB, b, s.merge(s.merge(rb.pre[q], s.chain(emptySeg, str, false)), rb.tail[q]))
+				s.assertBound(lbB, b, s.merge(s.merge(rb.pre[q], s.chain(emptySeg, str)), rb.tail[q]))
 			}
 			if lbA+lbB >= base {
 				continue
@@ -201,7 +201,7 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 				break
 			}
 			if !haveSeg {
-				sg, haveSeg = s.chain(emptySeg, str, false), true
+				sg, haveSeg = s.chain(emptySeg, str), true
 			}
 			newB := s.merge(s.merge(rb.pre[q], sg), rb.tail[q])
 			if !s.admits(b, newB) || s.pcost(a, newA)+s.pcost(b, newB) >= base {
@@ -290,7 +290,7 @@ func (s *solver) retail(st *state, v, i, w int) seg {
 	if s.depot[v] == s.depot[w] {
 		return r.tail[i]
 	}
-	return s.merge(s.chain(emptySeg, r.seq[i:], false), s.depot[w])
+	return s.merge(s.chain(emptySeg, r.seq[i:]), s.depot[w])
 }
 
 // intraMoves tries moves inside route v between positions i (u) and j (w).
@@ -406,7 +406,7 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 // it improves.
 func (s *solver) tryIntra(st *state, v, lo, hi int, mid []int, lb float64) bool {
 	r := &st.routes[v]
-	full := s.merge(s.chain(r.pre[lo], mid, false), r.tail[hi+1])
+	full := s.merge(s.chain(r.pre[lo], mid), r.tail[hi+1])
 	if debugVerify {
 		s.assertBound(lb, v, full)
 	}

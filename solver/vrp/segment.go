@@ -79,14 +79,8 @@ func joinLeg(a, b seg, t, d int) seg {
 	}
 }
 
-// chain appends the orders of seq (reversed when rev) to a.
-func (s *solver) chain(a seg, seq []int, rev bool) seg {
-	if rev {
-		for i := len(seq) - 1; i >= 0; i-- {
-			a = s.merge(a, s.single[seq[i]])
-		}
-		return a
-	}
+// chain appends the orders of seq to a.
+func (s *solver) chain(a seg, seq []int) seg {
 	for _, u := range seq {
 		a = s.merge(a, s.single[u])
 	}
@@ -179,5 +173,5 @@ func (s *solver) path(from int, seq []int, to int) int {
 
 // evalSeq evaluates the complete route of vehicle v through seq.
 func (s *solver) evalSeq(v int, seq []int) seg {
-	return s.merge(s.chain(s.depot[v], seq, false), s.depot[v])
+	return s.merge(s.chain(s.depot[v], seq), s.depot[v])
 }

@@ -295,10 +295,10 @@ func (s *solver) verify(st *state, where string) {
 				panic(fmt.Sprintf("%s: order %d at vehicle %d position %d: routeOf %d posOf %d seen %v", where, u, v, i, st.routeOf[u], st.posOf[u], seen[u]))
 			}
 			seen[u] = true
-			if got, want := r.pre[i+1], s.chain(s.depot[v], r.seq[:i+1], false); got != want {
+			if got, want := r.pre[i+1], s.chain(s.depot[v], r.seq[:i+1]); got != want {
 				panic(fmt.Sprintf("%s: vehicle %d pre[%d] %+v, want %+v", where, v, i+1, got, want))
 			}
-			if got, want := r.tail[i], s.merge(s.chain(emptySeg, r.seq[i:], false), s.depot[v]); got != want {
+			if got, want := r.tail[i], s.merge(s.chain(emptySeg, r.seq[i:]), s.depot[v]); got != want {
 				panic(fmt.Sprintf("%s: vehicle %d tail[%d] %+v, want %+v", where, v, i, got, want))
 			}
 		}
