@@ -118,28 +118,27 @@ func (s *solver) cacheInsertion(st *state, u, v int, insCost []float64, insPos [
 		return
 	}
 	su := s.single[u]
-	k, e, svc := len(r.seq), s.edges(r.full), r.full.svc+su.svc
+	k, e, svc := len(r.seq), s.edges(&r.full), r.full.svc+su.svc
 	c0 := s.bound(v, k+1, 0, svc) - r.cost // bound is affine in the edge sum
-	toU := s.lbm[u+1]
 	for q, prev := 0, 0; q <= k; q++ {
 		next := 0
 		if q < k {
 			next = r.seq[q] + 1
 		}
-		row := s.lbm[prev]
+		pv := prev
 		prev = next
-		if float64(e+row[u+1]+toU[next]-row[next])+c0 >= insCost[i] {
+		if float64(e+s.arc(pv, u+1)+s.arc(u+1, next)-s.arc(pv, next))+c0 >= insCost[i] {
 			continue
 		}
-		x := s.merge(r.pre[q], su)
+		x := s.merge(&r.pre[q], &su)
 		if x.tw > 0 {
 			break // u is reached too late; later positions reach it later still (triangle inequality)
 		}
-		full := s.merge(x, r.tail[q])
+		full := s.merge(&x, &r.tail[q])
 		if full.tw > 0 {
 			continue
 		}
-		if d := s.cost(v, full) - r.cost; d < insCost[i] {
+		if d := s.cost(v, &full) - r.cost; d < insCost[i] {
 			insCost[i], insPos[i] = d, int32(q)
 		}
 	}

@@ -133,8 +133,8 @@ func (s *solver) initialPenalties() (tw, load float64) {
 	cost, dur := 0.0, 0.0
 	for u, nb := range s.nb {
 		for _, w := range nb {
-			cost += float64(s.lbm[u+1][w+1])
-			dur += float64(s.dur[u+1][w+1])
+			cost += float64(s.arc(u+1, w+1))
+			dur += float64(s.travel(u+1, w+1))
 		}
 	}
 	tw = hgsInitialTimeWarp
@@ -338,7 +338,7 @@ func (h *hgs) reprice(st *state) {
 	st.cost = 0
 	for v := range st.routes {
 		r := &st.routes[v]
-		r.cost = s.pcost(v, r.full)
+		r.cost = s.pcost(v, &r.full)
 		st.cost += r.cost
 	}
 }
@@ -370,7 +370,7 @@ func (h *hgs) capture(st *state) *individual {
 		}
 		if k := len(r.seq); k > 0 {
 			ind.succ[r.seq[k-1]] = 0
-			ind.objective += s.cost(v, r.full)
+			ind.objective += s.cost(v, &r.full)
 			ind.tw += r.full.tw
 			ind.excess += s.excess(v, r.full.load)
 		}

@@ -177,7 +177,7 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 		if !s.soft && !fitsCapacity(rb.load()+strLoad, s.capacity[b]) {
 			break
 		}
-		eA := s.edges(ra.pre[i]) + s.lbm[ra.pre[i].last][ra.tail[i+L].first] + s.edges(ra.tail[i+L])
+		eA := s.edges(&ra.pre[i]) + s.arc(ra.pre[i].last, ra.tail[i+L].first) + s.edges(&ra.tail[i+L])
 		lbA := s.bound(a, ka-L, eA, ra.full.svc-strSvc)
 		if lbA >= base {
 			continue
@@ -185,26 +185,27 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 		var newA, sg seg
 		haveA, haveSeg := false, false
 		for _, q := range [2]int{j, j + 1} {
-			eB := s.edges(rb.pre[q]) + s.path(rb.pre[q].last, str, rb.tail[q].first) + s.edges(rb.tail[q])
+			eB := s.edges(&rb.pre[q]) + s.path(rb.pre[q].last, str, rb.tail[q].first) + s.edges(&rb.tail[q])
 			lbB := s.bound(b, kb+L, eB, rb.full.svc+strSvc)
 			if debugVerify {
-				s.assertBound(lbA, a, s.merge(ra.pre[i], ra.tail[i+L]))
-				s.assertBound(lbB, b, s.merge(s.merge(rb.pre[q], s.chain(emptySeg, str)), rb.tail[q]))
+				s.assertBound(lbA, a, s.merge(&ra.pre[i], &ra.tail[i+L]))
+				x := s.chain(&emptySeg, str)
+				s.assertBound(lbB, b, s.merge3(&rb.pre[q], &x, &rb.tail[q]))
 			}
 			if lbA+lbB >= base {
 				continue
 			}
 			if !haveA {
-				newA, haveA = s.merge(ra.pre[i], ra.tail[i+L]), true
+				newA, haveA = s.merge(&ra.pre[i], &ra.tail[i+L]), true
 			}
-			if !s.admits(a, newA) {
+			if !s.admits(a, &newA) {
 				break
 			}
 			if !haveSeg {
-				sg, haveSeg = s.chain(emptySeg, str), true
+				sg, haveSeg = s.chain(&emptySeg, str), true
 			}
-			newB := s.merge(s.merge(rb.pre[q], sg), rb.tail[q])
-			if !s.admits(b, newB) || s.pcost(a, newA)+s.pcost(b, newB) >= base {
+			newB := s.merge3(&rb.pre[q], &sg, &rb.tail[q])
+			if !s.admits(b, &newB) || s.pcost(a, &newA)+s.pcost(b, &newB) >= base {
 				continue
 			}
 			bufB := append(append(append(s.bufB[:0], rb.seq[:q]...), str...), rb.seq[q:]...)
@@ -218,19 +219,19 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 
 	// Swap u and w.
 	u, w := ra.seq[i], rb.seq[j]
-	su, sw := s.single[u], s.single[w]
-	eA := s.edges(ra.pre[i]) + s.lbm[ra.pre[i].last][w+1] + s.lbm[w+1][ra.tail[i+1].first] + s.edges(ra.tail[i+1])
-	eB := s.edges(rb.pre[j]) + s.lbm[rb.pre[j].last][u+1] + s.lbm[u+1][rb.tail[j+1].first] + s.edges(rb.tail[j+1])
+	su, sw := &s.single[u], &s.single[w]
+	eA := s.edges(&ra.pre[i]) + s.arc(ra.pre[i].last, w+1) + s.arc(w+1, ra.tail[i+1].first) + s.edges(&ra.tail[i+1])
+	eB := s.edges(&rb.pre[j]) + s.arc(rb.pre[j].last, u+1) + s.arc(u+1, rb.tail[j+1].first) + s.edges(&rb.tail[j+1])
 	lbA, lbB := s.bound(a, ka, eA, ra.full.svc-su.svc+sw.svc), s.bound(b, kb, eB, rb.full.svc-sw.svc+su.svc)
 	if debugVerify {
-		s.assertBound(lbA, a, s.merge(s.merge(ra.pre[i], sw), ra.tail[i+1]))
-		s.assertBound(lbB, b, s.merge(s.merge(rb.pre[j], su), rb.tail[j+1]))
+		s.assertBound(lbA, a, s.merge3(&ra.pre[i], sw, &ra.tail[i+1]))
+		s.assertBound(lbB, b, s.merge3(&rb.pre[j], su, &rb.tail[j+1]))
 	}
 	if lbA+lbB < base {
-		newA := s.merge(s.merge(ra.pre[i], sw), ra.tail[i+1])
-		if s.admits(a, newA) {
-			newB := s.merge(s.merge(rb.pre[j], su), rb.tail[j+1])
-			if s.admits(b, newB) && s.pcost(a, newA)+s.pcost(b, newB) < base {
+		newA := s.merge3(&ra.pre[i], sw, &ra.tail[i+1])
+		if s.admits(a, &newA) {
+			newB := s.merge3(&rb.pre[j], su, &rb.tail[j+1])
+			if s.admits(b, &newB) && s.pcost(a, &newA)+s.pcost(b, &newB) < base {
 				ra.seq[i], rb.seq[j] = w, u
 				s.rebuild(st, a)
 				s.rebuild(st, b)
@@ -248,22 +249,23 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 		}
 		// The tails come with their own route's end depot; the other
 		// route's depot is only merged in when the shifts differ.
-		preA, tailA, preB, tailB := ra.pre[i+1], ra.tail[i+1], rb.pre[cut], rb.tail[cut]
+		preA, tailA, preB, tailB := &ra.pre[i+1], &ra.tail[i+1], &rb.pre[cut], &rb.tail[cut]
 		lbA := s.bound(a, preA.n+tailB.n, s.closeEdges(preA, tailB), preA.svc+tailB.svc)
 		lbB := s.bound(b, preB.n+tailA.n, s.closeEdges(preB, tailA), preB.svc+tailA.svc)
 		if debugVerify {
-			s.assertBound(lbA, a, s.merge(preA, s.retail(st, b, cut, a)))
-			s.assertBound(lbB, b, s.merge(preB, s.retail(st, a, i+1, b)))
+			ta, tb := s.retail(st, b, cut, a), s.retail(st, a, i+1, b)
+			s.assertBound(lbA, a, s.merge(preA, &ta))
+			s.assertBound(lbB, b, s.merge(preB, &tb))
 		}
 		if lbA+lbB >= base {
 			continue
 		}
-		newA := s.merge(preA, s.retail(st, b, cut, a))
-		if !s.admits(a, newA) {
+		newA := s.mergeTail(preA, st, b, cut, a)
+		if !s.admits(a, &newA) {
 			continue
 		}
-		newB := s.merge(preB, s.retail(st, a, i+1, b))
-		if !s.admits(b, newB) || s.pcost(a, newA)+s.pcost(b, newB) >= base {
+		newB := s.mergeTail(preB, st, a, i+1, b)
+		if !s.admits(b, &newB) || s.pcost(a, &newA)+s.pcost(b, &newB) >= base {
 			continue
 		}
 		bufA := append(append(s.bufA[:0], ra.seq[:i+1]...), rb.seq[cut:]...)
@@ -278,8 +280,8 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 
 // closeEdges is edges of pre followed by tail (orders, possibly none, then
 // the end depot).
-func (s *solver) closeEdges(pre, tail seg) int {
-	return s.edges(pre) + s.lbm[pre.last][tail.first] + s.edges(tail)
+func (s *solver) closeEdges(pre, tail *seg) int {
+	return s.edges(pre) + s.arc(pre.last, tail.first) + s.edges(tail)
 }
 
 // retail is the tail of route v from position i followed by the end depot
@@ -290,7 +292,17 @@ func (s *solver) retail(st *state, v, i, w int) seg {
 	if s.depot[v] == s.depot[w] {
 		return r.tail[i]
 	}
-	return s.merge(s.chain(emptySeg, r.seq[i:]), s.depot[w])
+	return s.evalTail(w, r.seq[i:])
+}
+
+// mergeTail is pre followed by retail(st, v, i, w), without copying the
+// cached tail when both vehicles have the same shift.
+func (s *solver) mergeTail(pre *seg, st *state, v, i, w int) seg {
+	if s.depot[v] == s.depot[w] {
+		return s.merge(pre, &st.routes[v].tail[i])
+	}
+	t := s.evalTail(w, st.routes[v].seq[i:])
+	return s.merge(pre, &t)
 }
 
 // intraMoves tries moves inside route v between positions i (u) and j (w).
@@ -306,8 +318,7 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 		}
 		return r.seq[x] + 1
 	}
-	c := s.lbm
-	e0, limit := s.edges(r.full), r.cost-improveEps
+	e0, limit := s.edges(&r.full), r.cost-improveEps
 	bound := func(de int) float64 { return s.bound(v, k, e0+de, r.full.svc) }
 
 	// Relocate / or-opt within the route: seq[i:i+L] goes before position q.
@@ -324,7 +335,7 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 			if rev {
 				first, last = sl, s1
 				for x := i; x < i+L-1; x++ {
-					inner += c[loc(x+1)][loc(x)] - c[loc(x)][loc(x+1)]
+					inner += s.arc(loc(x+1), loc(x)) - s.arc(loc(x), loc(x+1))
 				}
 			}
 			for _, q := range [2]int{j, j + 1} {
@@ -332,7 +343,7 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 					continue // no move
 				}
 				p, n := loc(q-1), loc(q)
-				lb := bound(c[a][b] + c[p][first] + c[last][n] - c[a][s1] - c[sl][b] - c[p][n] + inner)
+				lb := bound(s.arc(a, b) + s.arc(p, first) + s.arc(last, n) - s.arc(a, s1) - s.arc(sl, b) - s.arc(p, n) + inner)
 				if lb >= limit {
 					continue
 				}
@@ -364,10 +375,10 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 	lo, hi := min(i, j), max(i, j)
 	// 2-opt: reverse seq[lo+1 : hi+1] so that seq[lo] is followed by seq[hi].
 	if hi-lo >= 2 {
-		de := c[loc(lo)][loc(hi)] + c[loc(lo+1)][loc(hi+1)] - c[loc(lo)][loc(lo+1)] - c[loc(hi)][loc(hi+1)]
+		de := s.arc(loc(lo), loc(hi)) + s.arc(loc(lo+1), loc(hi+1)) - s.arc(loc(lo), loc(lo+1)) - s.arc(loc(hi), loc(hi+1))
 		if !s.symmetric {
 			for x := lo + 1; x < hi; x++ {
-				de += c[loc(x+1)][loc(x)] - c[loc(x)][loc(x+1)]
+				de += s.arc(loc(x+1), loc(x)) - s.arc(loc(x), loc(x+1))
 			}
 		}
 		if lb := bound(de); lb < limit {
@@ -384,10 +395,10 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 		a, x, y, b := loc(lo-1), loc(lo), loc(hi), loc(hi+1)
 		var de int
 		if hi == lo+1 {
-			de = c[a][y] + c[y][x] + c[x][b] - c[a][x] - c[x][y] - c[y][b]
+			de = s.arc(a, y) + s.arc(y, x) + s.arc(x, b) - s.arc(a, x) - s.arc(x, y) - s.arc(y, b)
 		} else {
 			x2, y2 := loc(lo+1), loc(hi-1)
-			de = c[a][y] + c[y][x2] + c[y2][x] + c[x][b] - c[a][x] - c[x][x2] - c[y2][y] - c[y][b]
+			de = s.arc(a, y) + s.arc(y, x2) + s.arc(y2, x) + s.arc(x, b) - s.arc(a, x) - s.arc(x, x2) - s.arc(y2, y) - s.arc(y, b)
 		}
 		if lb := bound(de); lb < limit {
 			buf := append(s.bufA[:0], r.seq[lo:hi+1]...)
@@ -406,11 +417,12 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 // it improves.
 func (s *solver) tryIntra(st *state, v, lo, hi int, mid []int, lb float64) bool {
 	r := &st.routes[v]
-	full := s.merge(s.chain(r.pre[lo], mid), r.tail[hi+1])
+	x := s.chain(&r.pre[lo], mid)
+	full := s.merge(&x, &r.tail[hi+1])
 	if debugVerify {
 		s.assertBound(lb, v, full)
 	}
-	if !s.admits(v, full) || s.pcost(v, full) >= r.cost-improveEps {
+	if !s.admits(v, &full) || s.pcost(v, &full) >= r.cost-improveEps {
 		return false
 	}
 	copy(r.seq[lo:hi+1], mid)
@@ -423,11 +435,11 @@ func (s *solver) tryIntra(st *state, v, lo, hi int, mid []int, lb float64) bool 
 func (s *solver) moveToEmpty(st *state, u int) bool {
 	a, i := st.routeOf[u], st.posOf[u]
 	ra := &st.routes[a]
-	newA := s.merge(ra.pre[i], ra.tail[i+1])
-	if !s.admits(a, newA) {
+	newA := s.merge(&ra.pre[i], &ra.tail[i+1])
+	if !s.admits(a, &newA) {
 		return false
 	}
-	costA := s.pcost(a, newA)
+	costA := s.pcost(a, &newA)
 	nt := len(s.types)
 	for t, c := range s.alone[u*nt : u*nt+nt] {
 		if t == s.typeOf[a] && len(ra.seq) == 1 || math.IsInf(c, 1) || costA+c >= ra.cost-improveEps {
@@ -449,7 +461,7 @@ func (s *solver) moveToEmpty(st *state, u int) bool {
 // assertBound panics when lb is not a lower bound of the cost of full
 // (tests only), or, for the distance objective, not the exact cost.
 func (s *solver) assertBound(lb float64, v int, full seg) {
-	c := s.cost(v, full)
+	c := s.cost(v, &full)
 	if c < lb-1e-6 || s.obj == ObjectiveDistance && c != lb {
 		panic(fmt.Sprintf("vehicle %d: bound %v, cost %v (%+v)", v, lb, c, full))
 	}

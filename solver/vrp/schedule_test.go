@@ -116,7 +116,7 @@ func TestSegmentsAgreeWithSchedule(t *testing.T) {
 			seq := rng.Perm(len(p.Orders))[:1+rng.IntN(6)]
 			full := s.evalSeq(v, seq)
 			r := Schedule(p, v, seq)
-			ok := s.feasible(v, full)
+			ok := s.feasible(v, &full)
 			if ok != routeFeasible(p, &r) {
 				t.Fatalf("%s v%d %v: segment feasible %v, schedule feasible %v", obj, v, seq, ok, routeFeasible(p, &r))
 			}
@@ -128,7 +128,7 @@ func TestSegmentsAgreeWithSchedule(t *testing.T) {
 				continue
 			}
 			feasibleCount++
-			if got, sched := s.cost(v, full), routeCost(p, &r); got != want || sched != want {
+			if got, sched := s.cost(v, &full), routeCost(p, &r); got != want || sched != want {
 				t.Fatalf("%s v%d %v: segment cost %v, schedule cost %v, simulation %v", obj, v, seq, got, sched, want)
 			}
 		}

@@ -25,18 +25,25 @@ type seg struct {
 	load        float64
 }
 
+// Segments go to functions by pointer and are read in place: copying an
+// 88-byte seg out of a route's cache to read one of its fields, or to pass
+// it by value, made the local search 1.3 to 1.7 times slower, and up to 3.5
+// times in a binary whose heap and stacks happened to land where the
+// copies stall (docs/PERFORMANCE.md).
+
 // emptySeg is the neutral element of merge.
 var emptySeg = seg{first: -1, last: -1}
 
 // merge concatenates a and b, driving from a's last node to b's first.
-func (s *solver) merge(a, b seg) seg {
+func (s *solver) merge(a, b *seg) seg {
 	if a.first < 0 {
-		return b
+		return *b
 	}
 	if b.first < 0 {
-		return a
+		return *a
 	}
-	t := s.dur[a.last][b.first]
+	lg := s.legs[a.last*s.size+b.first]
+	t := int(lg[legDur])
 	at := a.dur - a.tw + t
 	dw := max(b.e-at-a.l, 0)
 	dtw := max(a.e+at-b.l, 0)
@@ -48,7 +55,7 @@ func (s *solver) merge(a, b seg) seg {
 		tw:     a.tw + b.tw + dtw,
 		e:      max(b.e-at, a.e) - dw,
 		l:      min(b.l-at, a.l) + dtw,
-		dist:   a.dist + b.dist + s.dist[a.last][b.first],
+		dist:   a.dist + b.dist + int(lg[legDist]),
 		travel: a.travel + b.travel + t,
 		svc:    a.svc + b.svc,
 		load:   a.load + b.load,
@@ -56,11 +63,11 @@ func (s *solver) merge(a, b seg) seg {
 }
 
 // joinLeg is merge of two non-empty sequences with the leg between them
-// given (t seconds, d metres), for bestInsertion, which reads legs from the
-// rows of the order it inserts. merge keeps its own copy of the arithmetic:
-// routed through joinLeg it is a second call with 88-byte arguments, and a
-// child of the genetic search took about 20 % longer.
-func joinLeg(a, b seg, t, d int) seg {
+// given, for bestInsertion, which reads legs from the rows of the order it
+// inserts. merge keeps its own copy of the arithmetic: routed through
+// joinLeg it is a second call, and the local search took 10 to 20 % longer.
+func joinLeg(a, b *seg, lg leg) seg {
+	t := int(lg[legDur])
 	at := a.dur - a.tw + t
 	dw := max(b.e-at-a.l, 0)
 	dtw := max(a.e+at-b.l, 0)
@@ -72,38 +79,45 @@ func joinLeg(a, b seg, t, d int) seg {
 		tw:     a.tw + b.tw + dtw,
 		e:      max(b.e-at, a.e) - dw,
 		l:      min(b.l-at, a.l) + dtw,
-		dist:   a.dist + b.dist + d,
+		dist:   a.dist + b.dist + int(lg[legDist]),
 		travel: a.travel + b.travel + t,
 		svc:    a.svc + b.svc,
 		load:   a.load + b.load,
 	}
 }
 
+// merge3 is merge of three sequences.
+func (s *solver) merge3(a, b, c *seg) seg {
+	ab := s.merge(a, b)
+	return s.merge(&ab, c)
+}
+
 // chain appends the orders of seq to a.
-func (s *solver) chain(a seg, seq []int) seg {
+func (s *solver) chain(a *seg, seq []int) seg {
+	x := *a
 	for _, u := range seq {
-		a = s.merge(a, s.single[u])
+		x = s.merge(&x, &s.single[u])
 	}
-	return a
+	return x
 }
 
 // feasible reports whether full, a complete route (depot ... depot) for
 // vehicle v, keeps windows, shift and capacity.
-func (s *solver) feasible(v int, full seg) bool {
+func (s *solver) feasible(v int, full *seg) bool {
 	return full.tw == 0 && fitsCapacity(full.load, s.capacity[v])
 }
 
 // admits reports whether the search may take full as vehicle v's route:
 // in soft mode always (penalties price time warp and excess load), else
 // only when it is feasible.
-func (s *solver) admits(v int, full seg) bool {
+func (s *solver) admits(v int, full *seg) bool {
 	return s.soft || s.feasible(v, full)
 }
 
 // pcost is the cost of full as the search compares it: cost, plus in soft
 // mode the time warp and the load above capacity at the current penalties.
 // In hard mode every route the search keeps is feasible, so pcost is cost.
-func (s *solver) pcost(v int, full seg) float64 {
+func (s *solver) pcost(v int, full *seg) float64 {
 	c := s.cost(v, full)
 	if s.soft {
 		c += s.penalty(v, full)
@@ -112,7 +126,7 @@ func (s *solver) pcost(v int, full seg) float64 {
 }
 
 // penalty prices full's time warp and its load above vehicle v's capacity.
-func (s *solver) penalty(v int, full seg) float64 {
+func (s *solver) penalty(v int, full *seg) float64 {
 	return s.twPen*float64(full.tw) + s.loadPen*s.excess(v, full.load)
 }
 
@@ -127,7 +141,7 @@ func (s *solver) excess(v int, load float64) float64 {
 
 // cost is the objective plus fixed cost of full, a complete route for
 // vehicle v; 0 when it has no orders.
-func (s *solver) cost(v int, full seg) float64 {
+func (s *solver) cost(v int, full *seg) float64 {
 	if full.n == 0 {
 		return 0
 	}
@@ -139,7 +153,7 @@ func (s *solver) cost(v int, full seg) float64 {
 
 // edges is the sum of the objective's matrix over the legs of sg: metres
 // for the distance objective, travel seconds for the duration objective.
-func (s *solver) edges(sg seg) int {
+func (s *solver) edges(sg *seg) int {
 	if s.obj == ObjectiveDuration {
 		return sg.travel
 	}
@@ -165,13 +179,20 @@ func (s *solver) bound(v, n, edges, svc int) float64 {
 func (s *solver) path(from int, seq []int, to int) int {
 	c, prev := 0, from
 	for _, u := range seq {
-		c += s.lbm[prev][u+1]
+		c += s.arc(prev, u+1)
 		prev = u + 1
 	}
-	return c + s.lbm[prev][to]
+	return c + s.arc(prev, to)
+}
+
+// evalTail evaluates seq followed by vehicle v's end depot.
+func (s *solver) evalTail(v int, seq []int) seg {
+	x := s.chain(&emptySeg, seq)
+	return s.merge(&x, &s.depot[v])
 }
 
 // evalSeq evaluates the complete route of vehicle v through seq.
 func (s *solver) evalSeq(v int, seq []int) seg {
-	return s.merge(s.chain(s.depot[v], seq), s.depot[v])
+	x := s.chain(&s.depot[v], seq)
+	return s.merge(&x, &s.depot[v])
 }

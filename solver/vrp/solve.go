@@ -19,14 +19,20 @@ const (
 
 // solver holds the immutable data of one Solve call and its scratch space.
 type solver struct {
-	p         *Problem
-	opt       Options
-	ab        ablation.Switches // pieces turned off (benchmarks only)
-	n, m      int
-	dist      [][]int
-	dur       [][]int
-	lbm       [][]int // the objective's matrix: dist or dur
-	obj       Objective
+	p    *Problem
+	opt  Options
+	ab   ablation.Switches // pieces turned off (benchmarks only)
+	n, m int
+	obj  Objective
+	// legs holds the duration and distance of the leg from location a to
+	// location b at legs[a*size+b]: both in one 8-byte entry, so that
+	// merge, which needs both, reads one cache line, and half the memory
+	// of two int matrices keeps more of it in cache (the local search is
+	// bound by these reads).
+	legs []leg
+	size int // locations: depot and orders
+	// objLeg is the leg field of the objective (legDist or legDur).
+	objLeg    int
 	capacity  []float64 // per vehicle
 	fixed     []float64 // per vehicle
 	demand    []float64 // per order
@@ -40,11 +46,11 @@ type solver struct {
 	width     []int     // per order: window width
 	symmetric bool      // the objective's matrix is symmetric
 
-	// distIn and durIn hold the columns of dist and dur as rows
-	// (distIn[u][p] = dist[p][u]; the matrix itself when symmetric), so
-	// that scanning the insertion positions of one order reads two rows
-	// of each matrix, which stay in cache, instead of one row per position.
-	distIn, durIn [][]int
+	// legsIn is the transpose of legs (legs itself when both matrices
+	// are symmetric), so that scanning the insertion positions of one
+	// order reads the row into it and the row out of it, which stay in
+	// cache, instead of one row per position.
+	legsIn []leg
 
 	pre         []*Unassigned // orders no vehicle can serve alone
 	assignable  []bool
@@ -147,8 +153,7 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 	}
 	n, m := len(p.Orders), len(p.Vehicles)
 	s := &solver{
-		p: p, opt: opt, ab: ablation.Get(), n: n, m: m,
-		dist: p.Distance, dur: p.Duration, obj: p.Objective,
+		p: p, opt: opt, ab: ablation.Get(), n: n, m: m, obj: p.Objective, size: n + 1,
 		capacity: make([]float64, m), fixed: make([]float64, m),
 		demand: make([]float64, n), single: make([]seg, n), depot: make([]seg, m),
 		typeOf: make([]int, m), depotCost: make([]int, n), width: make([]int, n),
@@ -159,12 +164,17 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 		mark:     make([]int, m), touchMark: make([]int, m),
 		modified: make([]int, m), tested: make([]int, n),
 	}
-	costM := s.costMatrix()
-	s.lbm = costM
+	s.objLeg = legDist
+	if s.obj == ObjectiveDuration {
+		s.objLeg = legDur
+	}
+	var symmetric [2]bool
+	s.legs, s.legsIn, symmetric = packLegs(p.Duration, p.Distance)
+	s.symmetric = symmetric[s.objLeg]
 	for u, o := range p.Orders {
 		s.demand[u] = o.Demand
 		s.single[u] = seg{first: u + 1, last: u + 1, n: 1, dur: o.ServiceS, svc: o.ServiceS, e: o.WindowStart, l: o.WindowEnd, load: o.Demand}
-		s.depotCost[u] = costM[0][u+1] + costM[u+1][0]
+		s.depotCost[u] = s.arc(0, u+1) + s.arc(u+1, 0)
 		s.width[u] = o.WindowEnd - o.WindowStart
 	}
 	type key struct {
@@ -196,23 +206,56 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 	for u := range n {
 		for t, vs := range s.types {
 			v := vs[0]
-			full := s.merge(s.merge(s.depot[v], s.single[u]), s.depot[v])
+			full := s.merge3(&s.depot[v], &s.single[u], &s.depot[v])
 			s.alone[u*len(s.types)+t] = math.Inf(1)
-			if s.assignable[u] && s.feasible(v, full) {
-				s.alone[u*len(s.types)+t] = s.cost(v, full)
+			if s.assignable[u] && s.feasible(v, &full) {
+				s.alone[u*len(s.types)+t] = s.cost(v, &full)
 			}
 		}
-	}
-	var distSymmetric, durSymmetric bool
-	s.distIn, distSymmetric = columns(s.dist)
-	s.durIn, durSymmetric = columns(s.dur)
-	s.symmetric = distSymmetric
-	if s.obj == ObjectiveDuration {
-		s.symmetric = durSymmetric
 	}
 	s.buildNeighbours()
 	return s
 }
+
+// Fields of a leg.
+const (
+	legDur  = 0
+	legDist = 1
+)
+
+// leg is the duration (seconds) and distance (metres) of the leg between
+// two locations; Validate bounds both by NoWindowEnd < 2^31.
+type leg [2]int32
+
+// packLegs returns the flat leg matrix of the duration and distance
+// matrices, its transpose (the same slice when both are symmetric), and
+// which of the two matrices (by leg field) is symmetric.
+func packLegs(dur, dist [][]int) (legs, in []leg, symmetric [2]bool) {
+	size := len(dur)
+	legs = make([]leg, size*size)
+	for a := range size {
+		for b := range size {
+			legs[a*size+b] = leg{int32(dur[a][b]), int32(dist[a][b])}
+		}
+	}
+	symmetric = [2]bool{isSymmetric(dur), isSymmetric(dist)}
+	if symmetric[legDur] && symmetric[legDist] {
+		return legs, legs, symmetric
+	}
+	in = make([]leg, size*size)
+	for a := range size {
+		for b := range size {
+			in[b*size+a] = legs[a*size+b]
+		}
+	}
+	return legs, in, symmetric
+}
+
+// arc is the objective's cost of the leg from location a to location b.
+func (s *solver) arc(a, b int) int { return int(s.legs[a*s.size+b][s.objLeg]) }
+
+// travel is the duration of the leg from location a to location b.
+func (s *solver) travel(a, b int) int { return int(s.legs[a*s.size+b][legDur]) }
 
 // isSymmetric reports whether the square matrix m equals its transpose.
 func isSymmetric(m [][]int) bool {
@@ -226,30 +269,6 @@ func isSymmetric(m [][]int) bool {
 	return true
 }
 
-// columns returns the transpose of the square matrix m, or m itself when
-// it is symmetric (and reports which).
-func columns(m [][]int) (t [][]int, symmetric bool) {
-	if isSymmetric(m) {
-		return m, true
-	}
-	t = make([][]int, len(m))
-	flat := make([]int, len(m)*len(m))
-	for j := range t {
-		t[j] = flat[j*len(m) : (j+1)*len(m) : (j+1)*len(m)]
-		for i, row := range m {
-			t[j][i] = row[j]
-		}
-	}
-	return t, false
-}
-
-func (s *solver) costMatrix() [][]int {
-	if s.obj == ObjectiveDuration {
-		return s.dur
-	}
-	return s.dist
-}
-
 // buildNeighbours lists for every order the nearest assignable orders by
 // the objective's matrix (the shorter direction), ranking pairs that cannot
 // follow each other in either direction because of their windows last.
@@ -257,7 +276,6 @@ func (s *solver) costMatrix() [][]int {
 // tried: no effect on the genetic search beyond noise, and ruin-and-recreate
 // got worse at 1,000 customers.)
 func (s *solver) buildNeighbours() {
-	c := s.costMatrix()
 	s.nb = make([][]int, s.n)
 	// Sort packed (key, order) integers: keys stay below 2^33 (matrix
 	// entries and the penalty are at most 5 x NoWindowEnd), orders below
@@ -265,7 +283,7 @@ func (s *solver) buildNeighbours() {
 	const shift = 30
 	keys := make([]uint64, 0, s.n)
 	follows := func(u, w int) bool {
-		return s.p.Orders[u].WindowStart+s.p.Orders[u].ServiceS+s.dur[u+1][w+1] <= s.p.Orders[w].WindowEnd
+		return s.p.Orders[u].WindowStart+s.p.Orders[u].ServiceS+s.travel(u+1, w+1) <= s.p.Orders[w].WindowEnd
 	}
 	for u := range s.n {
 		keys = keys[:0]
@@ -273,7 +291,7 @@ func (s *solver) buildNeighbours() {
 			if w == u || !s.assignable[w] {
 				continue
 			}
-			k := min(c[u+1][w+1], c[w+1][u+1])
+			k := min(s.arc(u+1, w+1), s.arc(w+1, u+1))
 			if !follows(u, w) && !follows(w, u) {
 				k += 4 * NoWindowEnd
 			}

@@ -469,14 +469,14 @@ func TestBestInsertionExactWithoutTriangleInequality(t *testing.T) {
 
 // TestBestInsertionDeltaIsExact: the cost change bestInsertion reports is the
 // change that inserting there makes, on asymmetric matrices (which it reads
-// through the transposed rows distIn and durIn) with both objectives, in
+// through the transposed rows of legsIn) with both objectives, in
 // hard and soft mode.
 func TestBestInsertionDeltaIsExact(t *testing.T) {
 	for _, obj := range []Objective{ObjectiveDistance, ObjectiveDuration} {
 		for _, soft := range []bool{false, true} {
 			p := genProblem(5, genConfig{orders: 60, vehicles: 6, side: 15000, windowShare: 0.6, capFactor: 1.3, objective: obj, fixedCost: 500, hetero: true, asymmetric: true})
 			s := newSolver(context.Background(), p, Options{Threads: 1, Seed: 2}, time.Now())
-			if isSymmetric(s.dist) || &s.distIn[0][0] == &s.dist[0][0] || s.distIn[3][7] != s.dist[7][3] || s.durIn[7][3] != s.dur[3][7] {
+			if isSymmetric(p.Distance) || &s.legsIn[0] == &s.legs[0] || s.legsIn[3*s.size+7] != s.legs[7*s.size+3] || s.legsIn[7*s.size+3][legDur] != int32(p.Duration[3][7]) {
 				t.Fatal("the test needs an asymmetric matrix and its transpose")
 			}
 			s.soft, s.twPen, s.loadPen = soft, 3, 50

@@ -128,7 +128,7 @@ func (s *solver) refresh(st *state, v, keep, keepTail, oldLen int) {
 	}
 	for i := keep; i < k; i++ {
 		u := r.seq[i]
-		r.pre[i+1] = s.merge(r.pre[i], s.single[u])
+		r.pre[i+1] = s.merge(&r.pre[i], &s.single[u])
 		st.routeOf[u] = v
 		st.posOf[u] = i
 	}
@@ -136,11 +136,11 @@ func (s *solver) refresh(st *state, v, keep, keepTail, oldLen int) {
 		r.tail[k] = s.depot[v]
 	}
 	for i := k - keepTail - 1; i >= 0; i-- {
-		r.tail[i] = s.merge(s.single[r.seq[i]], r.tail[i+1])
+		r.tail[i] = s.merge(&s.single[r.seq[i]], &r.tail[i+1])
 	}
 	old := r.cost
-	r.full = s.merge(r.pre[k], s.depot[v])
-	r.cost = s.pcost(v, r.full)
+	r.full = s.merge(&r.pre[k], &s.depot[v])
+	r.cost = s.pcost(v, &r.full)
 	st.cost += r.cost - old
 }
 
@@ -184,17 +184,14 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 	exact := blink == 0 && !nearOnly
 	su := s.single[u]
 	d := s.demand[u]
-	durIn, distIn, durOut, distOut := s.durIn[u+1], s.distIn[u+1], s.dur[u+1], s.dist[u+1]
-	inU, outU := distIn, distOut // the objective's matrix into and out of u
-	if s.obj == ObjectiveDuration {
-		inU, outU = durIn, durOut
-	}
+	in, out := s.legsIn[(u+1)*s.size:(u+2)*s.size], s.legs[(u+1)*s.size:(u+2)*s.size] // legs into and out of u
+	obj := s.objLeg
 	try := func(v int) {
 		r := &st.routes[v]
 		if !s.soft && !fitsCapacity(r.load()+d, s.capacity[v]) {
 			return
 		}
-		k, e, svc := len(r.seq), s.edges(r.full), r.full.svc+su.svc
+		k, e, svc := len(r.seq), s.edges(&r.full), r.full.svc+su.svc
 		// bound is affine in the edge sum: lb = edges + c0.
 		c0 := s.bound(v, k+1, 0, svc) - r.cost
 		// Every matrix entry read below is in a row of u; the edge that
@@ -205,29 +202,29 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 			edgesAfter := e
 			if q < k {
 				next = r.seq[q] + 1
-				edgesAfter = s.edges(r.pre[q+1])
+				edgesAfter = s.edges(&r.pre[q+1])
 			}
 			pv, replaced := prev, edgesAfter-edgesBefore
 			prev, edgesBefore = next, edgesAfter
 			if blink > 0 && s.blinked(blink) {
 				continue
 			}
-			lb := float64(e+inU[pv]+outU[next]-replaced) + c0
+			lb := float64(e+int(in[pv][obj])+int(out[next][obj])-replaced) + c0
 			if bv >= 0 && lb >= bd {
 				continue
 			}
-			x := joinLeg(r.pre[q], su, durIn[pv], distIn[pv])
+			x := joinLeg(&r.pre[q], &su, in[pv])
 			if x.tw > 0 && !s.soft {
 				if exact {
 					continue
 				}
 				break // u is reached too late; later positions reach it later still (triangle inequality)
 			}
-			full := joinLeg(x, r.tail[q], durOut[next], distOut[next])
+			full := joinLeg(&x, &r.tail[q], out[next])
 			if full.tw > 0 && !s.soft {
 				continue // capacity was checked for the whole route
 			}
-			delta := s.pcost(v, full) - r.cost
+			delta := s.pcost(v, &full) - r.cost
 			if bv < 0 || delta < bd {
 				bv, bq, bd = v, q, delta
 			}
@@ -295,10 +292,10 @@ func (s *solver) verify(st *state, where string) {
 				panic(fmt.Sprintf("%s: order %d at vehicle %d position %d: routeOf %d posOf %d seen %v", where, u, v, i, st.routeOf[u], st.posOf[u], seen[u]))
 			}
 			seen[u] = true
-			if got, want := r.pre[i+1], s.chain(s.depot[v], r.seq[:i+1]); got != want {
+			if got, want := r.pre[i+1], s.chain(&s.depot[v], r.seq[:i+1]); got != want {
 				panic(fmt.Sprintf("%s: vehicle %d pre[%d] %+v, want %+v", where, v, i+1, got, want))
 			}
-			if got, want := r.tail[i], s.merge(s.chain(emptySeg, r.seq[i:]), s.depot[v]); got != want {
+			if got, want := r.tail[i], s.evalTail(v, r.seq[i:]); got != want {
 				panic(fmt.Sprintf("%s: vehicle %d tail[%d] %+v, want %+v", where, v, i, got, want))
 			}
 		}
@@ -306,10 +303,10 @@ func (s *solver) verify(st *state, where string) {
 		if full != r.full {
 			panic(fmt.Sprintf("%s: vehicle %d full %+v, want %+v", where, v, r.full, full))
 		}
-		if k > 0 && !s.admits(v, full) {
+		if k > 0 && !s.admits(v, &full) {
 			panic(fmt.Sprintf("%s: vehicle %d route %v infeasible: %+v", where, v, r.seq, full))
 		}
-		if c := s.pcost(v, full); c != r.cost {
+		if c := s.pcost(v, &full); c != r.cost {
 			panic(fmt.Sprintf("%s: vehicle %d cost %v, want %v", where, v, r.cost, c))
 		}
 		total += r.cost
