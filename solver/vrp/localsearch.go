@@ -57,7 +57,7 @@ func (s *solver) localSearch(st *state) {
 		improved := s.insertMissing(st)
 		s.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, u := range order {
-			if s.stop() {
+			if s.poll() {
 				return
 			}
 			if st.routeOf[u] >= 0 && s.improveOrder(st, u) {
@@ -92,7 +92,7 @@ func (s *solver) localSearchRoutes(st *state, routes []int) {
 		orders := append(s.orders[:0], st.routes[v].seq...)
 		s.orders = orders
 		for _, u := range orders {
-			if s.stop() {
+			if s.poll() {
 				return
 			}
 			if st.routeOf[u] < 0 {

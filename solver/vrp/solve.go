@@ -64,6 +64,7 @@ type solver struct {
 	limit    time.Duration
 	lastProg time.Time
 	stopped  bool
+	polls    int // calls of poll
 
 	// Soft mode (the genetic search): routes may break windows, shifts
 	// and capacity, priced by twPen per second of time warp and loadPen
@@ -322,6 +323,17 @@ func (s *solver) stop() bool {
 		s.report(float64(s.now.Sub(s.start)) / float64(s.limit))
 	}
 	return false
+}
+
+// poll is stop for the local search's loop over orders: it reads the clock
+// on every 16th call only (reading it for every order took 2 to 3 % of a
+// run), which delays the end by a few microseconds.
+func (s *solver) poll() bool {
+	s.polls++
+	if s.polls%16 != 0 {
+		return s.stopped
+	}
+	return s.stop()
 }
 
 func (s *solver) report(f float64) {
