@@ -16,7 +16,7 @@ import (
 type Switches struct {
 	NoGenetic          bool // ruin-and-recreate chains only, no genetic search
 	NoRuinMutation     bool // genetic search: every child by crossover, none by ruin and recreate
-	LowTimeWarpPenalty bool // genetic search: first time-warp penalty 1, not 10, x cost per second
+	LowTimeWarpPenalty bool // genetic search: first time-warp penalty 1, not 3, x cost per second
 	RetestAll          bool // local search: every pass tests every pair, not only the changed ones
 	FixedGranular      bool // genetic search: the local search always tries all 40 neighbours
 }
@@ -30,7 +30,7 @@ type piece struct {
 var names = []piece{
 	{"genetic", "no genetic search: ruin-and-recreate chains only", func(s *Switches) { s.NoGenetic = true }},
 	{"ruin-mutation", "genetic search without children by ruin and recreate", func(s *Switches) { s.NoRuinMutation = true }},
-	{"tw-penalty", "first time-warp penalty 1 instead of 10", func(s *Switches) { s.LowTimeWarpPenalty = true }},
+	{"tw-penalty", "first time-warp penalty 1 instead of 3", func(s *Switches) { s.LowTimeWarpPenalty = true }},
 	{"skip-tested", "local search re-tests unchanged pairs", func(s *Switches) { s.RetestAll = true }},
 	{"granular-growth", "genetic search tries all 40 neighbours from the start, not 20 growing to 40", func(s *Switches) { s.FixedGranular = true }},
 }
