@@ -20,6 +20,7 @@
 //	               the parallel searches
 //	unassigned.go  reasons and messages for orders that are not planned
 //	baseline.go    the naive file-order baseline
+//	locality.go    the renumbering of large problems for cache locality
 //	solve.go       Solve: orchestration, time limit, progress
 //	bench/         Solomon / Gehring–Homberger benchmark runner and checker
 package vrp

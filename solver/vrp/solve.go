@@ -125,7 +125,14 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	s := newSolver(ctx, p, opt, opt.clock())
+	// Large problems are solved renumbered for locality (locality.go).
+	var perm []int
+	q := p
+	if len(p.Orders) >= localityMinOrders {
+		perm = localityOrder(p)
+		q = p.renumbered(perm)
+	}
+	s := newSolver(ctx, q, opt, opt.clock())
 	s.report(0)
 	st := s.newState()
 	s.construct(st)
@@ -135,6 +142,9 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
 	s.localSearch(st)
 	best := s.improve(st)
 	sol := s.solution(best)
+	if perm != nil {
+		sol.restoreNumbering(perm)
+	}
 	s.report(1)
 	return sol, nil
 }

@@ -70,6 +70,9 @@ func TestSolveRandomFeasibleAndDeterministic(t *testing.T) {
 		{orders: 200, vehicles: 4, side: 20000, windowShare: 0.3, capFactor: 1.5, objective: ObjectiveDuration, hetero: true},
 		// a larger plan for the genetic search (up to hgsMaxOrders)
 		{orders: 320, vehicles: 40, side: 25000, windowShare: 0.5, capFactor: 2, objective: ObjectiveDistance, fixedCost: 2000, hetero: true},
+		// solved renumbered (localityMinOrders), by ruin-and-recreate, with
+		// orders left out and a duration matrix apart from the distances
+		{orders: 500, vehicles: 12, side: 30000, windowShare: 0.6, capFactor: 0.9, objective: ObjectiveDuration, fixedCost: 1200, hetero: true, asymmetric: true},
 	}
 	for i, c := range cases {
 		p := genProblem(uint64(7+i), c)
