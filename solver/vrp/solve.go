@@ -125,6 +125,7 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	start := opt.clock() // the renumbering counts against the time limit
 	// Large problems are solved renumbered for locality (locality.go).
 	var perm []int
 	q := p
@@ -132,7 +133,7 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
 		perm = localityOrder(p)
 		q = p.renumbered(perm)
 	}
-	s := newSolver(ctx, q, opt, opt.clock())
+	s := newSolver(ctx, q, opt, start)
 	s.report(0)
 	st := s.newState()
 	s.construct(st)
