@@ -73,12 +73,4 @@ func TestRestoreNumbering(t *testing.T) {
 	}
 }
 
-func identity(n int) []int {
-	out := make([]int, n)
-	for i := range out {
-		out[i] = i
-	}
-	return out
-}
-
 func abs(x int) int { return max(x, -x) }
