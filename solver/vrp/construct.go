@@ -120,7 +120,15 @@ func (s *solver) cacheInsertion(st *state, u, v int, insCost []float64, insPos [
 	su := s.single[u]
 	k, e, svc := len(r.seq), s.edges(&r.full), r.full.svc+su.svc
 	c0 := s.bound(v, k+1, 0, svc) - r.cost // bound is affine in the edge sum
-	for q, prev := 0, 0; q <= k; q++ {
+	lo, hi := windowRange(r, &su)
+	if lo > hi {
+		return
+	}
+	prev := 0
+	if lo > 0 {
+		prev = r.seq[lo-1] + 1
+	}
+	for q := lo; q <= hi; q++ {
 		next := 0
 		if q < k {
 			next = r.seq[q] + 1

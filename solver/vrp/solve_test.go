@@ -503,3 +503,54 @@ func TestBestInsertionDeltaIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowRangeKeepsFeasiblePositions: every position where an order fits
+// without time warp lies in its windowRange, on a matrix with and without
+// the triangle inequality, and the range does leave positions out (else
+// the test would not show anything).
+func TestWindowRangeKeepsFeasiblePositions(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		p := genProblem(9, genConfig{orders: 80, vehicles: 5, side: 15000, windowShare: 0.7, capFactor: 2, objective: ObjectiveDistance, hetero: true, asymmetric: true})
+		if broken {
+			// Some legs far longer than any detour through a third
+			// order: arrival times no longer grow along a route.
+			rng := rand.New(rand.NewPCG(3, 4))
+			for range 400 {
+				i, j := rng.IntN(len(p.Duration)), rng.IntN(len(p.Duration))
+				if i != j {
+					p.Duration[i][j] *= 4
+					p.Distance[i][j] *= 4
+				}
+			}
+		}
+		s := newSolver(context.Background(), p, Options{Threads: 1, Seed: 1}, time.Now())
+		st := s.newState()
+		for u := range s.n / 2 {
+			if v, q, _ := s.bestInsertion(st, u, 0, false); v >= 0 {
+				s.insert(st, u, v, q)
+			}
+		}
+		feasible, outside := 0, 0
+		for u := s.n / 2; u < s.n; u++ {
+			for v := range st.routes {
+				r := &st.routes[v]
+				lo, hi := windowRange(r, &s.single[u])
+				for q := 0; q <= len(r.seq); q++ {
+					x := s.merge(&r.pre[q], &s.single[u])
+					full := s.merge(&x, &r.tail[q])
+					if full.tw == 0 {
+						feasible++
+						if q < lo || q > hi {
+							t.Fatalf("broken %v: order %d fits vehicle %d at position %d outside its window range %d..%d", broken, u, v, q, lo, hi)
+						}
+					} else if q < lo || q > hi {
+						outside++
+					}
+				}
+			}
+		}
+		if feasible == 0 || outside == 0 {
+			t.Fatalf("broken %v: %d feasible positions, %d left out by the range: the test shows nothing", broken, feasible, outside)
+		}
+	}
+}
