@@ -123,6 +123,7 @@ func (s *solver) refresh(st *state, v, keep, keepTail, oldLen int) {
 		keep, keepTail = 0, 0 // inconsistent hints: rebuild everything
 	}
 	r.pre = resizeKeep(r.pre, k+1)
+	r.scan = resizeKeep(r.scan, k+1)
 	if keepTail > 0 {
 		// Move the reusable entries [oldLen-keepTail, oldLen] to
 		// [k-keepTail, k].
@@ -141,6 +142,7 @@ func (s *solver) refresh(st *state, v, keep, keepTail, oldLen int) {
 	for i := keep; i < k; i++ {
 		u := r.seq[i]
 		r.pre[i+1] = s.merge(&r.pre[i], &s.single[u])
+		r.scan[i] = scanPos{u + 1, s.edges(&r.pre[i+1])}
 		st.routeOf[u] = v
 		st.posOf[u] = i
 	}
@@ -153,10 +155,6 @@ func (s *solver) refresh(st *state, v, keep, keepTail, oldLen int) {
 	old := r.cost
 	r.full = s.merge(&r.pre[k], &s.depot[v])
 	r.cost = s.pcost(v, &r.full)
-	r.scan = resizeKeep(r.scan, k+1)
-	for i := keep; i < k; i++ {
-		r.scan[i] = scanPos{r.seq[i] + 1, s.edges(&r.pre[i+1])}
-	}
 	r.scan[k] = scanPos{0, s.edges(&r.full)}
 	st.cost += r.cost - old
 }
