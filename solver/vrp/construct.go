@@ -111,7 +111,7 @@ func (s *solver) construct(st *state) {
 
 // cacheInsertion stores the best insertion of u into used route v.
 func (s *solver) cacheInsertion(st *state, u, v int, insCost []float64, insPos []int32) {
-	r := &st.routes[v]
+	r := s.fresh(st, v)
 	i := u*s.m + v
 	insCost[i] = math.Inf(1)
 	if !fitsCapacity(r.load()+s.demand[u], s.capacity[v]) {

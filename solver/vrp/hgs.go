@@ -362,7 +362,7 @@ func (h *hgs) capture(st *state) *individual {
 		ind.routeOf[u] = -1
 	}
 	for v := range st.routes {
-		r := &st.routes[v]
+		r := s.fresh(st, v)
 		ind.seqs[v] = append(ind.seqs[v][:0], r.seq...)
 		prev := int32(0)
 		for i, u := range r.seq {

@@ -147,6 +147,8 @@ func (s *solver) improveOrder(st *state, u int) bool {
 		if b < 0 || s.skipTested && max(s.modified[a], s.modified[b]) <= since {
 			continue
 		}
+		s.fresh(st, a)
+		s.fresh(st, b)
 		if a != b {
 			if s.interMoves(st, a, st.posOf[u], b, st.posOf[w]) {
 				return true
@@ -434,7 +436,7 @@ func (s *solver) tryIntra(st *state, v, lo, hi int, mid []int, lb float64) bool 
 // vehicle of another type, or splitting a long detour off).
 func (s *solver) moveToEmpty(st *state, u int) bool {
 	a, i := st.routeOf[u], st.posOf[u]
-	ra := &st.routes[a]
+	ra := s.fresh(st, a)
 	newA := s.merge(&ra.pre[i], &ra.tail[i+1])
 	if !s.admits(a, &newA) {
 		return false

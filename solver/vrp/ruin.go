@@ -104,8 +104,10 @@ func (c *chain) run(until int) bool {
 
 		s.touchStamp++
 		s.touched = s.touched[:0]
+		s.lazy = s.obj == ObjectiveDistance
 		s.ruin(c.work, chainAvgRemoved)
 		s.recreate(c.work)
+		s.lazy = false
 
 		if debugVerify {
 			s.verify(c.work, "ruin and recreate")

@@ -72,6 +72,12 @@ type solver struct {
 	// feasible.
 	soft           bool
 	twPen, loadPen float64
+	// lazy makes refresh keep only route.scan, cost and load, marking
+	// the segments stale: ruin-and-recreate in hard mode with the
+	// distance objective, whose insertions read scan alone, sets it
+	// while it ruins and recreates (refreshing the segments was 40 % of
+	// its time on r2_10_1).
+	lazy bool
 
 	// Local search bookkeeping: moves counts route changes, modified[v]
 	// is its value at route v's last change and tested[u] at order u's

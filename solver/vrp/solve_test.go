@@ -359,6 +359,8 @@ func TestSolveInternalConsistency(t *testing.T) {
 		{orders: 60, vehicles: 6, side: 15000, windowShare: 0.7, capFactor: 0.9, objective: ObjectiveDistance, fixedCost: 1000, hetero: true},
 		{orders: 80, vehicles: 3, side: 20000, windowShare: 0.5, capFactor: 1.5, objective: ObjectiveDuration, hetero: true, asymmetric: true},
 		{orders: 40, vehicles: 10, side: 10000, windowShare: 0.9, capFactor: 2, objective: ObjectiveDuration, fixedCost: 300},
+		// distance on an asymmetric matrix: ruin-and-recreate's lazy segments (solver.lazy)
+		{orders: 70, vehicles: 5, side: 15000, windowShare: 0.8, capFactor: 1.1, objective: ObjectiveDistance, fixedCost: 500, asymmetric: true},
 	}
 	for i, c := range cases {
 		p := genProblem(uint64(50+i), c)
@@ -551,6 +553,91 @@ func TestWindowRangeKeepsFeasiblePositions(t *testing.T) {
 		}
 		if feasible == 0 || outside == 0 {
 			t.Fatalf("broken %v: %d feasible positions, %d left out by the range: the test shows nothing", broken, feasible, outside)
+		}
+	}
+}
+
+// TestFastInsertionMatchesSegments: in hard mode with the distance
+// objective an insertion reads only route.scan, and ruin-and-recreate does
+// not even keep the segments up to date (solver.lazy). The cheapest
+// insertion it finds must cost what a brute force over every position of
+// every route finds with segments, on matrices with and without the
+// triangle inequality, and the position it returns must be feasible at
+// that cost.
+func TestFastInsertionMatchesSegments(t *testing.T) {
+	for _, broken := range []bool{false, true} {
+		p := genProblem(21, genConfig{orders: 90, vehicles: 6, side: 15000, windowShare: 0.7, capFactor: 1.3, objective: ObjectiveDistance, fixedCost: 700, hetero: true, asymmetric: true})
+		if broken {
+			rng := rand.New(rand.NewPCG(5, 6))
+			for range 600 {
+				i, j := rng.IntN(len(p.Duration)), rng.IntN(len(p.Duration))
+				if i != j {
+					p.Duration[i][j] *= 4
+					p.Distance[i][j] *= 4
+				}
+			}
+		}
+		s := newSolver(context.Background(), p, Options{Threads: 1, Seed: 1}, time.Now())
+		st := s.newState()
+		s.lazy = true
+		for u := range s.n * 2 / 3 {
+			if v, q, _ := s.bestInsertion(st, u, 0, false); v >= 0 {
+				s.insert(st, u, v, q)
+			}
+		}
+		s.lazy = false
+		s.verify(st, "lazy insertions")
+		stale := 0
+		for v := range st.routes {
+			if st.routes[v].stale {
+				stale++
+			}
+		}
+		if stale == 0 {
+			t.Fatalf("broken %v: no route left stale: the lazy refresh was not exercised", broken)
+		}
+		found, late := 0, 0
+		for u := s.n * 2 / 3; u < s.n; u++ {
+			v, q, d := s.bestInsertion(st, u, 0, false)
+			want := math.Inf(1)
+			for w := range st.routes {
+				r := s.fresh(st, w)
+				if len(r.seq) == 0 {
+					continue
+				}
+				for k := 0; k <= len(r.seq); k++ {
+					x := s.merge(&r.pre[k], &s.single[u])
+					full := s.merge(&x, &r.tail[k])
+					if s.feasible(w, &full) {
+						want = min(want, s.cost(w, &full)-r.cost)
+					} else {
+						late++
+					}
+				}
+			}
+			nt := len(s.types)
+			for tp, c := range s.alone[u*nt : u*nt+nt] {
+				if s.firstEmpty(st, tp) >= 0 {
+					want = min(want, c)
+				}
+			}
+			if v < 0 {
+				t.Fatalf("broken %v: order %d: no insertion found, brute force costs %v", broken, u, want)
+			}
+			if d != want {
+				t.Fatalf("broken %v: order %d: insertion costs %v, brute force %v", broken, u, d, want)
+			}
+			r := s.fresh(st, v)
+			seq := append(append(append([]int{}, r.seq[:q]...), u), r.seq[q:]...)
+			full := s.evalSeq(v, seq)
+			if !s.feasible(v, &full) || s.cost(v, &full)-r.cost != d {
+				t.Fatalf("broken %v: order %d at vehicle %d position %d: feasible %v, cost %v, want %v", broken, u, v, q, s.feasible(v, &full), s.cost(v, &full)-r.cost, d)
+			}
+			found++
+		}
+		s.verify(st, "fresh")
+		if found == 0 || late == 0 {
+			t.Fatalf("broken %v: %d orders inserted, %d infeasible positions: the test shows too little", broken, found, late)
 		}
 	}
 }

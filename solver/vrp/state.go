@@ -14,28 +14,51 @@ type route struct {
 	tail []seg // tail[i]: seq[i:] followed by the end depot
 	full seg   // the whole route, depot to depot
 	cost float64
-	// scan[i] is what bestInsertion's lower bound reads at position i:
-	// the location after it and the edge sum up to that location. Kept
-	// apart from pre, whose 88-byte entries put every position on its own
-	// cache line, so the scan over a route reads one dense array.
+	ld   float64 // total demand of the orders
+	// scan[i] is what an insertion scan reads at position i (see scanPos).
+	// Kept apart from pre and tail, whose 88-byte entries put every
+	// position on its own cache line, so the scan over a route reads one
+	// dense array. It is always up to date.
 	scan []scanPos
+	// stale marks pre, tail and full as out of date: ruin-and-recreate
+	// with the distance objective keeps only scan, cost and ld while it
+	// ruins and recreates (see solver.lazy), and fresh rebuilds the
+	// segments when a move needs them.
+	stale bool
 }
 
-// scanPos is a route position's entry of route.scan.
+// scanPos is a route position's entry of route.scan. ee and ls describe
+// pre[i] and tail[i] when they have no time warp, which is all an
+// insertion needs in hard mode: the order inserted at i starts at
+// max(ee+travel, its window start) and the rest of the route stays on time
+// if the order is done by ls minus the travel to seq[i].
 type scanPos struct {
 	next  int // location of seq[i] (order + 1), 0 (end depot) at i = len(seq)
 	edges int // edges (see solver.edges) of pre[i+1], of the full route at i = len(seq)
+	ee    int // earliest end of pre[i] (its first start plus its duration); noEnd when it has time warp
+	ls    int // latest start of tail[i]; noStart when it has time warp
 }
 
-func (r *route) load() float64 { return r.pre[len(r.seq)].load }
+// Sentinels of scanPos: a prefix or tail with time warp admits no
+// insertion, and both searches of windowRange skip it.
+const (
+	noEnd   = math.MaxInt / 4
+	noStart = -noEnd
+)
+
+func (r *route) load() float64 { return r.ld }
 
 func (r *route) copyFrom(o *route) {
 	r.seq = append(r.seq[:0], o.seq...)
-	r.pre = append(r.pre[:0], o.pre...)
-	r.tail = append(r.tail[:0], o.tail...)
 	r.scan = append(r.scan[:0], o.scan...)
-	r.full = o.full
+	r.stale = o.stale
+	if !o.stale {
+		r.pre = append(r.pre[:0], o.pre...)
+		r.tail = append(r.tail[:0], o.tail...)
+		r.full = o.full
+	}
 	r.cost = o.cost
+	r.ld = o.ld
 }
 
 // state is a complete (partial-service) solution: one route per vehicle.
@@ -97,6 +120,17 @@ func resizeKeep[T any](x []T, n int) []T {
 	return x[:n]
 }
 
+// shiftTail returns x with length k+1, its last keepTail+1 entries when it
+// had oldLen+1 moved to the end.
+func shiftTail[T any](x []T, k, oldLen, keepTail int) []T {
+	if keepTail == 0 {
+		return resizeKeep(x, k+1)
+	}
+	x = resizeKeep(x, max(k, oldLen)+1)
+	copy(x[k-keepTail:k+1], x[oldLen-keepTail:oldLen+1])
+	return x[:k+1]
+}
+
 // rebuild recomputes the caches of vehicle v's route after its seq changed,
 // the positions of its orders and the state's cost.
 func (s *solver) rebuild(st *state, v int) {
@@ -105,8 +139,9 @@ func (s *solver) rebuild(st *state, v int) {
 
 // refresh is rebuild when only part of the route changed: the first keep
 // orders and the last keepTail orders are the same as before, when the
-// route had oldLen orders. Their cached segments are reused (the tail ones
-// shifted to their new positions).
+// route had oldLen orders. Their cached entries are reused (the tail ones
+// shifted to their new positions). Under s.lazy it updates scan, cost and
+// ld only and marks the segments stale.
 func (s *solver) refresh(st *state, v, keep, keepTail, oldLen int) {
 	if s.touchMark[v] != s.touchStamp {
 		s.touchMark[v] = s.touchStamp
@@ -119,44 +154,149 @@ func (s *solver) refresh(st *state, v, keep, keepTail, oldLen int) {
 	s.modified[v] = s.moves
 	r := &st.routes[v]
 	k := len(r.seq)
-	if keep < 0 || keepTail < 0 || keep+keepTail > k || keep+keepTail > oldLen || len(r.pre) != oldLen+1 {
-		keep, keepTail = 0, 0 // inconsistent hints: rebuild everything
+	if keep < 0 || keepTail < 0 || keep+keepTail > k || keep+keepTail > oldLen || len(r.scan) != oldLen+1 || r.stale && !s.lazy {
+		keep, keepTail = 0, 0 // inconsistent hints or no segments to reuse: rebuild everything
 	}
-	r.pre = resizeKeep(r.pre, k+1)
-	r.scan = resizeKeep(r.scan, k+1)
-	if keepTail > 0 {
-		// Move the reusable entries [oldLen-keepTail, oldLen] to
-		// [k-keepTail, k].
-		shift := func(x []seg) []seg {
-			x = resizeKeep(x, max(k, oldLen)+1)
-			copy(x[k-keepTail:k+1], x[oldLen-keepTail:oldLen+1])
-			return x[:k+1]
-		}
-		r.tail = shift(r.tail)
+	dep := &s.depot[v]
+	ee := dep.e // earliest end of pre[keep], read before shiftTail may overwrite it
+	if keep > 0 {
+		ee = r.scan[keep].ee
+	}
+	r.scan = shiftTail(r.scan, k, oldLen, keepTail)
+	r.scan[keep].ee = ee
+	old := r.cost
+	if s.lazy {
+		s.refreshScan(st, v, keep, keepTail)
 	} else {
-		r.tail = resizeKeep(r.tail, k+1)
+		s.refreshSegments(st, v, keep, keepTail, oldLen)
 	}
+	st.cost += r.cost - old
+}
+
+// refreshSegments is refresh that rebuilds the segments and derives
+// route.scan from them.
+func (s *solver) refreshSegments(st *state, v, keep, keepTail, oldLen int) {
+	r := &st.routes[v]
+	k := len(r.seq)
+	r.pre = resizeKeep(r.pre, k+1)
+	r.tail = shiftTail(r.tail, k, oldLen, keepTail)
 	if keep == 0 {
 		r.pre[0] = s.depot[v]
 	}
 	for i := keep; i < k; i++ {
 		u := r.seq[i]
-		r.pre[i+1] = s.merge(&r.pre[i], &s.single[u])
-		r.scan[i] = scanPos{u + 1, s.edges(&r.pre[i+1])}
+		p := &r.pre[i+1]
+		*p = s.merge(&r.pre[i], &s.single[u])
+		ee := noEnd
+		if p.tw == 0 {
+			ee = p.e + p.dur
+		}
+		r.scan[i].next, r.scan[i].edges = u+1, s.edges(p)
+		r.scan[i+1].ee = ee
 		st.routeOf[u] = v
 		st.posOf[u] = i
 	}
 	if keepTail == 0 {
 		r.tail[k] = s.depot[v]
+		r.scan[k].ls = s.depot[v].l
 	}
 	for i := k - keepTail - 1; i >= 0; i-- {
+		t := &r.tail[i]
+		*t = s.merge(&s.single[r.seq[i]], &r.tail[i+1])
+		r.scan[i].ls = noStart
+		if t.tw == 0 {
+			r.scan[i].ls = t.l
+		}
+	}
+	r.full = s.merge(&r.pre[k], &s.depot[v])
+	r.scan[k].next, r.scan[k].edges = 0, s.edges(&r.full)
+	r.ld = r.pre[k].load
+	r.cost = s.pcost(v, &r.full)
+	r.stale = false
+}
+
+// refreshScan is refresh under s.lazy: route.scan from the recurrences of
+// earliest ends and latest starts that merge computes for segments without
+// time warp, the cost from the edge sum (the distance objective in hard
+// mode), and the segments marked stale.
+func (s *solver) refreshScan(st *state, v, keep, keepTail int) {
+	r := &st.routes[v]
+	k := len(r.seq)
+	ee, edges, prev := r.scan[keep].ee, 0, 0
+	if keep > 0 {
+		edges, prev = r.scan[keep-1].edges, r.seq[keep-1]+1
+	}
+	for i := keep; i < k; i++ {
+		u := r.seq[i]
+		su := &s.single[u]
+		lg := s.legs[prev*s.size+u+1]
+		if ee != noEnd {
+			if start := max(ee+int(lg[legDur]), su.e); start <= su.l {
+				ee = start + su.dur
+			} else {
+				ee = noEnd
+			}
+		}
+		edges += int(lg[s.objLeg])
+		r.scan[i].next, r.scan[i].edges = u+1, edges
+		r.scan[i+1].ee = ee
+		st.routeOf[u] = v
+		st.posOf[u] = i
+		prev = u + 1
+	}
+	edges += int(s.legs[prev*s.size][s.objLeg])
+	r.scan[k].next, r.scan[k].edges = 0, edges
+	if keepTail == 0 {
+		r.scan[k].ls = s.depot[v].l
+	}
+	for i := k - keepTail - 1; i >= 0; i-- {
+		u := r.seq[i]
+		su := &s.single[u]
+		ls := r.scan[i+1].ls
+		if ls != noStart {
+			ls = min(su.l, ls-int(s.legs[(u+1)*s.size+r.scan[i+1].next][legDur])-su.dur)
+			if ls < su.e {
+				ls = noStart
+			}
+		}
+		r.scan[i].ls = ls
+	}
+	ld := 0.0
+	for _, u := range r.seq {
+		ld += s.demand[u]
+	}
+	r.ld = ld
+	r.cost = 0
+	if k > 0 {
+		r.cost = float64(edges) + s.fixed[v]
+	}
+	r.stale = true
+}
+
+// fresh returns vehicle v's route with its segments up to date.
+func (s *solver) fresh(st *state, v int) *route {
+	r := &st.routes[v]
+	if r.stale {
+		s.rebuildSegments(r, v)
+	}
+	return r
+}
+
+// rebuildSegments recomputes the stale segments of r, vehicle v's route.
+func (s *solver) rebuildSegments(r *route, v int) {
+	k := len(r.seq)
+	dep := &s.depot[v]
+	r.pre = resizeKeep(r.pre, k+1)
+	r.tail = resizeKeep(r.tail, k+1)
+	r.pre[0], r.tail[k] = *dep, *dep
+	for i, u := range r.seq {
+		r.pre[i+1] = s.merge(&r.pre[i], &s.single[u])
+	}
+	for i := k - 1; i >= 0; i-- {
 		r.tail[i] = s.merge(&s.single[r.seq[i]], &r.tail[i+1])
 	}
-	old := r.cost
-	r.full = s.merge(&r.pre[k], &s.depot[v])
-	r.cost = s.pcost(v, &r.full)
-	r.scan[k] = scanPos{0, s.edges(&r.full)}
-	st.cost += r.cost - old
+	r.full = s.merge(&r.pre[k], dep)
+	r.stale = false
 }
 
 // setSeq replaces vehicle v's sequence by seq (copied) and rebuilds it.
@@ -197,6 +337,11 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 	// not rely on the triangle inequality, which real road matrices may
 	// break, so an order that fits somewhere is never reported unplanned.
 	exact := blink == 0 && !nearOnly
+	// In hard mode with the distance objective an insertion reads only
+	// route.scan: its cost is its lower bound, and whether it keeps the
+	// windows follows from the earliest end before it and the latest
+	// start after it.
+	fast := !s.soft && s.obj == ObjectiveDistance
 	su := s.single[u]
 	d := s.demand[u]
 	in, out := s.legsIn[(u+1)*s.size:(u+2)*s.size], s.legs[(u+1)*s.size:(u+2)*s.size] // legs into and out of u
@@ -206,14 +351,19 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 		if !s.soft && !fitsCapacity(r.load()+d, s.capacity[v]) {
 			return
 		}
-		k, svc := len(r.seq), r.full.svc+su.svc
-		// bound is affine in the edge sum: lb = edges + c0.
-		c0 := float64(r.scan[k].edges) + s.bound(v, k+1, 0, svc) - r.cost
+		k := len(r.seq)
 		lo, hi := 0, k
 		if !s.soft {
 			if lo, hi = windowRange(r, &su); lo > hi {
 				return
 			}
+		}
+		// bound is affine in the edge sum: lb = edges + c0.
+		var c0 float64
+		if fast {
+			c0 = float64(r.scan[k].edges) + s.fixed[v] - r.cost
+		} else {
+			c0 = float64(r.scan[k].edges) + s.bound(v, k+1, 0, r.full.svc+su.svc) - r.cost
 		}
 		// Every matrix entry read below is in a row of u; the edge that
 		// an insertion replaces is the difference of two prefix sums.
@@ -222,7 +372,7 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 			edgesBefore, prev = r.scan[lo-1].edges, r.scan[lo-1].next
 		}
 		for q := lo; q <= hi; q++ {
-			sp := r.scan[q] // the location after position q and the edges up to it
+			sp := &r.scan[q] // the location after position q and the edges up to it
 			next, pv, replaced := sp.next, prev, sp.edges-edgesBefore
 			prev, edgesBefore = next, sp.edges
 			if blink > 0 && s.blinked(blink) {
@@ -230,6 +380,25 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 			}
 			lb := float64(int(in[pv][obj])+int(out[next][obj])-replaced) + c0
 			if bv >= 0 && lb >= bd {
+				continue
+			}
+			if fast {
+				at := sp.ee + int(in[pv][legDur])
+				if at > su.l {
+					if exact {
+						continue
+					}
+					break // u is reached too late; later positions reach it later still (triangle inequality)
+				}
+				if max(at, su.e)+su.dur+int(out[next][legDur]) > sp.ls {
+					continue // the rest of the route would be late
+				}
+				// The same sum as cost(full) - r.cost, so that ties
+				// break as with segments.
+				delta := float64(r.scan[k].edges+int(in[pv][obj])+int(out[next][obj])-replaced) + s.fixed[v] - r.cost
+				if bv < 0 || delta < bd {
+					bv, bq, bd = v, q, delta
+				}
 				continue
 			}
 			x := joinLeg(&r.pre[q], &su, in[pv])
@@ -278,20 +447,21 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 	return bv, bq, bd
 }
 
-// windowRange returns the positions lo..hi of route r (with no time warp)
-// where the order whose single segment is su may go as far as the windows
-// alone tell: inserted after hi, it is reached after its window closes;
-// before lo, its earliest end is after the latest start of the rest of the
-// route. Both hold whatever the travel times, so even a matrix that breaks
-// the triangle inequality loses no feasible position. Earliest ends of
-// prefixes and latest starts of suffixes only grow along a route, so both
+// windowRange returns the positions lo..hi of route r where the order
+// whose single segment is su may go as far as the windows alone tell:
+// inserted after hi, it is reached after its window closes (or the prefix
+// before it has time warp); before lo, its earliest end is after the latest
+// start of the rest of the route (or that rest has time warp). Both hold
+// whatever the travel times, so even a matrix that breaks the triangle
+// inequality loses no feasible position. Earliest ends of prefixes and
+// latest starts of suffixes (route.scan) only grow along a route, so both
 // ends are binary searches: on tight windows most positions are never
 // scanned (100,000 ruin-and-recreate iterations on r1_10_1 1.24 times
 // faster, on r2_10_1 1.55 times).
 func windowRange(r *route, su *seg) (lo, hi int) {
 	a, b := 0, len(r.seq)+1
 	for a < b {
-		if m := int(uint(a+b) >> 1); r.pre[m].e+r.pre[m].dur > su.l {
+		if m := int(uint(a+b) >> 1); r.scan[m].ee > su.l {
 			b = m
 		} else {
 			a = m + 1
@@ -300,13 +470,41 @@ func windowRange(r *route, su *seg) (lo, hi int) {
 	hi = a - 1
 	a, b = 0, hi+1
 	for a < b {
-		if m := int(uint(a+b) >> 1); r.tail[m].l < su.e+su.dur {
+		if m := int(uint(a+b) >> 1); r.scan[m].ls < su.e+su.dur {
 			a = m + 1
 		} else {
 			b = m
 		}
 	}
 	return a, hi
+}
+
+// scanOf computes route.scan of vehicle v's route seq from scratch, from
+// the segments of its prefixes and tails (verify's reference for the
+// recurrences of refresh).
+func (s *solver) scanOf(v int, seq []int) []scanPos {
+	k := len(seq)
+	sc := make([]scanPos, k+1)
+	for i := range sc {
+		pre := s.chain(&s.depot[v], seq[:i])
+		tail := s.evalTail(v, seq[i:])
+		if i < k {
+			sc[i].next = seq[i] + 1
+			x := s.merge(&pre, &s.single[seq[i]])
+			sc[i].edges = s.edges(&x)
+		} else {
+			full := s.merge(&pre, &s.depot[v])
+			sc[i].edges = s.edges(&full)
+		}
+		sc[i].ee, sc[i].ls = noEnd, noStart
+		if pre.tw == 0 {
+			sc[i].ee = pre.e + pre.dur
+		}
+		if tail.tw == 0 {
+			sc[i].ls = tail.l
+		}
+	}
+	return sc
 }
 
 // blinked reports whether to skip the current position, with probability
@@ -334,29 +532,36 @@ func (s *solver) verify(st *state, where string) {
 	for v := range st.routes {
 		r := &st.routes[v]
 		k := len(r.seq)
-		if len(r.pre) != k+1 || len(r.tail) != k+1 || len(r.scan) != k+1 {
+		if len(r.scan) != k+1 || !r.stale && (len(r.pre) != k+1 || len(r.tail) != k+1) {
 			panic(fmt.Sprintf("%s: vehicle %d: cache lengths %d/%d/%d for %d orders", where, v, len(r.pre), len(r.tail), len(r.scan), k))
 		}
-		if got, want := r.scan[k], (scanPos{0, s.edges(&r.full)}); got != want {
-			panic(fmt.Sprintf("%s: vehicle %d scan[%d] %+v, want %+v", where, v, k, got, want))
+		for i, want := range s.scanOf(v, r.seq) {
+			if got := r.scan[i]; got != want {
+				panic(fmt.Sprintf("%s: vehicle %d scan[%d] %+v, want %+v", where, v, i, got, want))
+			}
 		}
+		ld := 0.0
 		for i, u := range r.seq {
 			if seen[u] || st.routeOf[u] != v || st.posOf[u] != i {
 				panic(fmt.Sprintf("%s: order %d at vehicle %d position %d: routeOf %d posOf %d seen %v", where, u, v, i, st.routeOf[u], st.posOf[u], seen[u]))
 			}
 			seen[u] = true
+			ld += s.demand[u]
+			if r.stale {
+				continue
+			}
 			if got, want := r.pre[i+1], s.chain(&s.depot[v], r.seq[:i+1]); got != want {
 				panic(fmt.Sprintf("%s: vehicle %d pre[%d] %+v, want %+v", where, v, i+1, got, want))
-			}
-			if got, want := r.scan[i], (scanPos{u + 1, s.edges(&r.pre[i+1])}); got != want {
-				panic(fmt.Sprintf("%s: vehicle %d scan[%d] %+v, want %+v", where, v, i, got, want))
 			}
 			if got, want := r.tail[i], s.evalTail(v, r.seq[i:]); got != want {
 				panic(fmt.Sprintf("%s: vehicle %d tail[%d] %+v, want %+v", where, v, i, got, want))
 			}
 		}
+		if ld != r.ld {
+			panic(fmt.Sprintf("%s: vehicle %d load %v, want %v", where, v, r.ld, ld))
+		}
 		full := s.evalSeq(v, r.seq)
-		if full != r.full {
+		if !r.stale && full != r.full {
 			panic(fmt.Sprintf("%s: vehicle %d full %+v, want %+v", where, v, r.full, full))
 		}
 		if k > 0 && !s.admits(v, &full) {
