@@ -184,17 +184,25 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 		if lbA >= base {
 			continue
 		}
+		softA := s.softBound(a, ra.pre[i].tw+ra.tail[i+L].tw, ra.pre[i].load+ra.tail[i+L].load)
+		if lbA+softA >= base {
+			continue
+		}
 		var newA, sg seg
 		haveA, haveSeg := false, false
 		for _, q := range [2]int{j, j + 1} {
 			eB := s.edges(&rb.pre[q]) + s.path(rb.pre[q].last, str, rb.tail[q].first) + s.edges(&rb.tail[q])
 			lbB := s.bound(b, kb+L, eB, rb.full.svc+strSvc)
-			if debugVerify {
-				s.assertBound(lbA, a, s.merge(&ra.pre[i], &ra.tail[i+L]))
-				x := s.chain(&emptySeg, str)
-				s.assertBound(lbB, b, s.merge3(&rb.pre[q], &x, &rb.tail[q]))
+			softB := 0.0
+			if lbA+softA+lbB < base || debugVerify {
+				softB = s.softBound(b, rb.pre[q].tw+rb.tail[q].tw, rb.pre[q].load+strLoad+rb.tail[q].load)
 			}
-			if lbA+lbB >= base {
+			if debugVerify {
+				s.assertBound(lbA, softA, a, s.merge(&ra.pre[i], &ra.tail[i+L]))
+				x := s.chain(&emptySeg, str)
+				s.assertBound(lbB, softB, b, s.merge3(&rb.pre[q], &x, &rb.tail[q]))
+			}
+			if lbA+softA+lbB+softB >= base {
 				continue
 			}
 			if !haveA {
@@ -225,11 +233,16 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 	eA := s.edges(&ra.pre[i]) + s.arc(ra.pre[i].last, w+1) + s.arc(w+1, ra.tail[i+1].first) + s.edges(&ra.tail[i+1])
 	eB := s.edges(&rb.pre[j]) + s.arc(rb.pre[j].last, u+1) + s.arc(u+1, rb.tail[j+1].first) + s.edges(&rb.tail[j+1])
 	lbA, lbB := s.bound(a, ka, eA, ra.full.svc-su.svc+sw.svc), s.bound(b, kb, eB, rb.full.svc-sw.svc+su.svc)
-	if debugVerify {
-		s.assertBound(lbA, a, s.merge3(&ra.pre[i], sw, &ra.tail[i+1]))
-		s.assertBound(lbB, b, s.merge3(&rb.pre[j], su, &rb.tail[j+1]))
+	var softA, softB float64
+	if lbA+lbB < base || debugVerify {
+		softA = s.softBound(a, ra.pre[i].tw+ra.tail[i+1].tw, ra.pre[i].load+sw.load+ra.tail[i+1].load)
+		softB = s.softBound(b, rb.pre[j].tw+rb.tail[j+1].tw, rb.pre[j].load+su.load+rb.tail[j+1].load)
 	}
-	if lbA+lbB < base {
+	if debugVerify {
+		s.assertBound(lbA, softA, a, s.merge3(&ra.pre[i], sw, &ra.tail[i+1]))
+		s.assertBound(lbB, softB, b, s.merge3(&rb.pre[j], su, &rb.tail[j+1]))
+	}
+	if lbA+softA+lbB+softB < base {
 		newA := s.merge3(&ra.pre[i], sw, &ra.tail[i+1])
 		if s.admits(a, &newA) {
 			newB := s.merge3(&rb.pre[j], su, &rb.tail[j+1])
@@ -254,12 +267,23 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 		preA, tailA, preB, tailB := &ra.pre[i+1], &ra.tail[i+1], &rb.pre[cut], &rb.tail[cut]
 		lbA := s.bound(a, preA.n+tailB.n, s.closeEdges(preA, tailB), preA.svc+tailB.svc)
 		lbB := s.bound(b, preB.n+tailA.n, s.closeEdges(preB, tailA), preB.svc+tailA.svc)
+		var softA, softB float64
+		if lbA+lbB < base || debugVerify {
+			// A tail keeps its time warp only where both vehicles
+			// end at the same depot window (see retail).
+			twA, twB := preA.tw, preB.tw
+			if s.depot[a] == s.depot[b] {
+				twA, twB = twA+tailB.tw, twB+tailA.tw
+			}
+			softA = s.softBound(a, twA, preA.load+tailB.load)
+			softB = s.softBound(b, twB, preB.load+tailA.load)
+		}
 		if debugVerify {
 			ta, tb := s.retail(st, b, cut, a), s.retail(st, a, i+1, b)
-			s.assertBound(lbA, a, s.merge(preA, &ta))
-			s.assertBound(lbB, b, s.merge(preB, &tb))
+			s.assertBound(lbA, softA, a, s.merge(preA, &ta))
+			s.assertBound(lbB, softB, b, s.merge(preB, &tb))
 		}
-		if lbA+lbB >= base {
+		if lbA+softA+lbB+softB >= base {
 			continue
 		}
 		newA := s.mergeTail(preA, st, b, cut, a)
@@ -321,6 +345,9 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 		return r.seq[x] + 1
 	}
 	e0, limit := s.edges(&r.full), r.cost-improveEps
+	// In soft mode the route keeps its load, so its excess load penalty
+	// is part of every candidate's cost.
+	soft := s.softBound(v, 0, r.full.load)
 	bound := func(de int) float64 { return s.bound(v, k, e0+de, r.full.svc) }
 
 	// Relocate / or-opt within the route: seq[i:i+L] goes before position q.
@@ -346,7 +373,7 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 				}
 				p, n := loc(q-1), loc(q)
 				lb := bound(s.arc(a, b) + s.arc(p, first) + s.arc(last, n) - s.arc(a, s1) - s.arc(sl, b) - s.arc(p, n) + inner)
-				if lb >= limit {
+				if lb+soft >= limit {
 					continue
 				}
 				buf := s.bufA[:0]
@@ -367,7 +394,7 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 					buf = append(buf, r.seq[q:i]...)
 				}
 				s.bufA = buf
-				if s.tryIntra(st, v, lo, hi, buf, lb) {
+				if s.tryIntra(st, v, lo, hi, buf, lb, soft) {
 					return true
 				}
 			}
@@ -383,11 +410,11 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 				de += s.arc(loc(x+1), loc(x)) - s.arc(loc(x), loc(x+1))
 			}
 		}
-		if lb := bound(de); lb < limit {
+		if lb := bound(de); lb+soft < limit {
 			buf := append(s.bufA[:0], r.seq[lo+1:hi+1]...)
 			reverse(buf)
 			s.bufA = buf
-			if s.tryIntra(st, v, lo+1, hi, buf, lb) {
+			if s.tryIntra(st, v, lo+1, hi, buf, lb, soft) {
 				return true
 			}
 		}
@@ -402,11 +429,11 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 			x2, y2 := loc(lo+1), loc(hi-1)
 			de = s.arc(a, y) + s.arc(y, x2) + s.arc(y2, x) + s.arc(x, b) - s.arc(a, x) - s.arc(x, x2) - s.arc(y2, y) - s.arc(y, b)
 		}
-		if lb := bound(de); lb < limit {
+		if lb := bound(de); lb+soft < limit {
 			buf := append(s.bufA[:0], r.seq[lo:hi+1]...)
 			buf[0], buf[len(buf)-1] = buf[len(buf)-1], buf[0]
 			s.bufA = buf
-			if s.tryIntra(st, v, lo, hi, buf, lb) {
+			if s.tryIntra(st, v, lo, hi, buf, lb, soft) {
 				return true
 			}
 		}
@@ -415,14 +442,20 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 }
 
 // tryIntra evaluates replacing seq[lo:hi+1] of route v by mid (the same
-// orders in another order), whose cost is at least lb, and applies it when
-// it improves.
-func (s *solver) tryIntra(st *state, v, lo, hi int, mid []int, lb float64) bool {
+// orders in another order), whose cost is at least lb and whose penalty
+// is at least soft plus that of the time warp of the parts it keeps, and
+// applies it when it improves.
+func (s *solver) tryIntra(st *state, v, lo, hi int, mid []int, lb, soft float64) bool {
 	r := &st.routes[v]
+	if s.soft {
+		if soft += s.softBound(v, r.pre[lo].tw+r.tail[hi+1].tw, 0); lb+soft >= r.cost-improveEps {
+			return false
+		}
+	}
 	x := s.chain(&r.pre[lo], mid)
 	full := s.merge(&x, &r.tail[hi+1])
 	if debugVerify {
-		s.assertBound(lb, v, full)
+		s.assertBound(lb, soft, v, full)
 	}
 	if !s.admits(v, &full) || s.pcost(v, &full) >= r.cost-improveEps {
 		return false
@@ -461,12 +494,28 @@ func (s *solver) moveToEmpty(st *state, u int) bool {
 }
 
 // assertBound panics when lb is not a lower bound of the cost of full
-// (tests only), or, for the distance objective, not the exact cost.
-func (s *solver) assertBound(lb float64, v int, full seg) {
+// (tests only), or, for the distance objective, not the exact cost, or
+// when soft is not a lower bound of its penalty.
+func (s *solver) assertBound(lb, soft float64, v int, full seg) {
 	c := s.cost(v, &full)
 	if c < lb-1e-6 || s.obj == ObjectiveDistance && c != lb {
 		panic(fmt.Sprintf("vehicle %d: bound %v, cost %v (%+v)", v, lb, c, full))
 	}
+	if p := s.pcost(v, &full) - c; p < soft-1e-6*max(1, p) {
+		panic(fmt.Sprintf("vehicle %d: penalty bound %v, penalty %v (%+v)", v, soft, p, full))
+	}
+}
+
+// softBound is, in soft mode, a lower bound of the penalty of a route of
+// vehicle v that keeps parts whose time warp sums to tw and carries load:
+// merging sequences only adds time warp. It is 0 in hard mode. The factor
+// keeps it below the penalty the segments give despite rounding, so that
+// it never skips an improving move.
+func (s *solver) softBound(v, tw int, load float64) float64 {
+	if !s.soft {
+		return 0
+	}
+	return (s.twPen*float64(tw) + s.loadPen*s.excess(v, load)) * (1 - 1e-9)
 }
 
 func reverse(x []int) {
