@@ -347,3 +347,17 @@ func matrixProblem(orders []Order, vehicles []Vehicle, f func(i, j int) int) *Pr
 	}
 	return p
 }
+
+// breakTriangle makes legs random legs of p four times longer, far longer
+// than a detour through a third order: arrival times no longer grow along
+// a route.
+func breakTriangle(p *Problem, seed uint64, legs int) {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	for range legs {
+		i, j := rng.IntN(len(p.Duration)), rng.IntN(len(p.Duration))
+		if i != j {
+			p.Duration[i][j] *= 4
+			p.Distance[i][j] *= 4
+		}
+	}
+}

@@ -514,16 +514,7 @@ func TestWindowRangeKeepsFeasiblePositions(t *testing.T) {
 	for _, broken := range []bool{false, true} {
 		p := genProblem(9, genConfig{orders: 80, vehicles: 5, side: 15000, windowShare: 0.7, capFactor: 2, objective: ObjectiveDistance, hetero: true, asymmetric: true})
 		if broken {
-			// Some legs far longer than any detour through a third
-			// order: arrival times no longer grow along a route.
-			rng := rand.New(rand.NewPCG(3, 4))
-			for range 400 {
-				i, j := rng.IntN(len(p.Duration)), rng.IntN(len(p.Duration))
-				if i != j {
-					p.Duration[i][j] *= 4
-					p.Distance[i][j] *= 4
-				}
-			}
+			breakTriangle(p, 3, 400)
 		}
 		s := newSolver(context.Background(), p, Options{Threads: 1, Seed: 1}, time.Now())
 		st := s.newState()
@@ -568,14 +559,7 @@ func TestFastInsertionMatchesSegments(t *testing.T) {
 	for _, broken := range []bool{false, true} {
 		p := genProblem(21, genConfig{orders: 90, vehicles: 6, side: 15000, windowShare: 0.7, capFactor: 1.3, objective: ObjectiveDistance, fixedCost: 700, hetero: true, asymmetric: true})
 		if broken {
-			rng := rand.New(rand.NewPCG(5, 6))
-			for range 600 {
-				i, j := rng.IntN(len(p.Duration)), rng.IntN(len(p.Duration))
-				if i != j {
-					p.Duration[i][j] *= 4
-					p.Distance[i][j] *= 4
-				}
-			}
+			breakTriangle(p, 5, 600)
 		}
 		s := newSolver(context.Background(), p, Options{Threads: 1, Seed: 1}, time.Now())
 		st := s.newState()
