@@ -46,6 +46,22 @@ const (
 	noStart = -noEnd
 )
 
+// earliestEnd is scanPos.ee of a prefix segment.
+func earliestEnd(pre *seg) int {
+	if pre.tw > 0 {
+		return noEnd
+	}
+	return pre.e + pre.dur
+}
+
+// latestStart is scanPos.ls of a tail segment.
+func latestStart(tail *seg) int {
+	if tail.tw > 0 {
+		return noStart
+	}
+	return tail.l
+}
+
 func (r *route) load() float64 { return r.ld }
 
 func (r *route) copyFrom(o *route) {
@@ -187,12 +203,8 @@ func (s *solver) refreshSegments(st *state, v, keep, keepTail, oldLen int) {
 		u := r.seq[i]
 		p := &r.pre[i+1]
 		*p = s.merge(&r.pre[i], &s.single[u])
-		ee := noEnd
-		if p.tw == 0 {
-			ee = p.e + p.dur
-		}
 		r.scan[i].next, r.scan[i].edges = u+1, s.edges(p)
-		r.scan[i+1].ee = ee
+		r.scan[i+1].ee = earliestEnd(p)
 		st.routeOf[u] = v
 		st.posOf[u] = i
 	}
@@ -201,12 +213,8 @@ func (s *solver) refreshSegments(st *state, v, keep, keepTail, oldLen int) {
 		r.scan[k].ls = s.depot[v].l
 	}
 	for i := k - keepTail - 1; i >= 0; i-- {
-		t := &r.tail[i]
-		*t = s.merge(&s.single[r.seq[i]], &r.tail[i+1])
-		r.scan[i].ls = noStart
-		if t.tw == 0 {
-			r.scan[i].ls = t.l
-		}
+		r.tail[i] = s.merge(&s.single[r.seq[i]], &r.tail[i+1])
+		r.scan[i].ls = latestStart(&r.tail[i])
 	}
 	r.full = s.merge(&r.pre[k], &s.depot[v])
 	r.scan[k].next, r.scan[k].edges = 0, s.edges(&r.full)
@@ -273,30 +281,17 @@ func (s *solver) refreshScan(st *state, v, keep, keepTail int) {
 	r.stale = true
 }
 
-// fresh returns vehicle v's route with its segments up to date.
+// fresh returns vehicle v's route with its segments up to date. A stale
+// route's seq, scan and cost are current, so rebuilding its segments
+// rewrites them with the same values (refreshScan's cost is the cost of
+// the full segment in hard mode with the distance objective, the only
+// mode that leaves routes stale) and leaves the state's cost as it is.
 func (s *solver) fresh(st *state, v int) *route {
 	r := &st.routes[v]
 	if r.stale {
-		s.rebuildSegments(r, v)
+		s.refreshSegments(st, v, 0, 0, len(r.seq))
 	}
 	return r
-}
-
-// rebuildSegments recomputes the stale segments of r, vehicle v's route.
-func (s *solver) rebuildSegments(r *route, v int) {
-	k := len(r.seq)
-	dep := &s.depot[v]
-	r.pre = resizeKeep(r.pre, k+1)
-	r.tail = resizeKeep(r.tail, k+1)
-	r.pre[0], r.tail[k] = *dep, *dep
-	for i, u := range r.seq {
-		r.pre[i+1] = s.merge(&r.pre[i], &s.single[u])
-	}
-	for i := k - 1; i >= 0; i-- {
-		r.tail[i] = s.merge(&s.single[r.seq[i]], &r.tail[i+1])
-	}
-	r.full = s.merge(&r.pre[k], dep)
-	r.stale = false
 }
 
 // setSeq replaces vehicle v's sequence by seq (copied) and rebuilds it.
@@ -496,13 +491,7 @@ func (s *solver) scanOf(v int, seq []int) []scanPos {
 			full := s.merge(&pre, &s.depot[v])
 			sc[i].edges = s.edges(&full)
 		}
-		sc[i].ee, sc[i].ls = noEnd, noStart
-		if pre.tw == 0 {
-			sc[i].ee = pre.e + pre.dur
-		}
-		if tail.tw == 0 {
-			sc[i].ls = tail.l
-		}
+		sc[i].ee, sc[i].ls = earliestEnd(&pre), latestStart(&tail)
 	}
 	return sc
 }
