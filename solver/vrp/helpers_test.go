@@ -361,3 +361,19 @@ func breakTriangle(p *Problem, seed uint64, legs int) {
 		}
 	}
 }
+
+// metricClosure replaces every leg of p by the shortest path between its
+// ends (Floyd-Warshall, durations and distances separately), so that both
+// matrices keep the triangle inequality, which rounding may break by a
+// unit.
+func metricClosure(p *Problem) {
+	for _, m := range [][][]int{p.Duration, p.Distance} {
+		for k := range m {
+			for i := range m {
+				for j := range m {
+					m[i][j] = min(m[i][j], m[i][k]+m[k][j])
+				}
+			}
+		}
+	}
+}

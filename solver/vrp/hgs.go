@@ -2,6 +2,7 @@ package vrp
 
 import (
 	"cmp"
+	"math"
 	"slices"
 	"time"
 )
@@ -208,7 +209,7 @@ func (h *hgs) run(until int) bool {
 		if !s.ab.NoRuinMutation && s.rng.Float64() < hgsRuinShare {
 			h.loadSeqs(h.work, a.seqs)
 			s.ruin(h.work, ruinAvgRemoved)
-			s.recreate(h.work)
+			s.recreate(h.work, math.Inf(1))
 		} else {
 			h.crossover(a, b)
 		}
