@@ -269,6 +269,7 @@ func (s *solver) temperatures(st *state) (t0, tf float64) {
 // consecutive orders from routes near a random seed order; avgRemoved
 // orders on average), sometimes random orders.
 func (s *solver) ruin(st *state, avgRemoved float64) {
+	s.list = s.list[:0] // the removed orders, for recreate
 	served := s.nAssignable - st.missing
 	if served == 0 {
 		return
@@ -283,19 +284,18 @@ func (s *solver) ruin(st *state, avgRemoved float64) {
 	}
 	s.stamp++
 	ruined := s.ruined[:0]
-	removed := 0
 	take := func(u int) {
 		if v := st.routeOf[u]; s.mark[v] != s.stamp {
 			s.mark[v] = s.stamp
 			ruined = append(ruined, v)
 		}
 		st.routeOf[u] = -1
-		removed++
+		s.list = append(s.list, u)
 	}
 
 	if s.rng.Float64() < ruinRandomShare {
 		q := 1 + s.rng.IntN(min(int(2*ruinAvgRemoved), served))
-		for removed < q {
+		for len(s.list) < q {
 			u := s.rng.IntN(s.n)
 			if st.routeOf[u] >= 0 {
 				take(u)
@@ -368,7 +368,7 @@ func (s *solver) ruin(st *state, avgRemoved float64) {
 		s.refresh(st, v, first, oldLen-1-last, oldLen)
 	}
 	s.ruined = ruined
-	st.missing += removed
+	st.missing += len(s.list)
 }
 
 // recreate reinserts every missing order, one at a time at its cheapest
@@ -384,10 +384,17 @@ func (s *solver) ruin(st *state, avgRemoved float64) {
 // the cost back under stopAt; the plan is rejected all the same.) On
 // r1_10_1, a fifth of the insertions came after that point.
 func (s *solver) recreate(st *state, stopAt float64) bool {
-	list := s.list[:0]
-	for u := range s.n {
-		if s.assignable[u] && st.routeOf[u] < 0 {
-			list = append(list, u)
+	// The missing orders in index order: those the ruin just removed
+	// (s.list), unless orders were missing before it.
+	list := s.list
+	if len(list) == st.missing {
+		slices.Sort(list)
+	} else {
+		list = list[:0]
+		for u := range s.n {
+			if s.assignable[u] && st.routeOf[u] < 0 {
+				list = append(list, u)
+			}
 		}
 	}
 	s.rng.Shuffle(len(list), func(i, j int) { list[i], list[j] = list[j], list[i] })
