@@ -94,7 +94,9 @@ type solver struct {
 	blinkGap   int // positions left before the next blink (see blinked)
 
 	// scratch
-	bufA, bufB   []int
+	bufA, bufB []int
+	// list holds the orders ruin removed, which recreate then reinserts
+	// (it checks their count against the state's missing orders)
 	list         []int
 	ruined       []int
 	mark         []int // per vehicle, compared with stamp
