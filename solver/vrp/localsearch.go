@@ -512,7 +512,8 @@ func (s *solver) moveToEmpty(st *state, u int) bool {
 // while splitting one that breaks its windows is how the genetic search
 // gets back routes it merged (rc206 sat at 5 routes, 1.05 % above the BKS,
 // where the BKS has 7). The head's exact cost plus the tail's edges bound
-// the move before the tail is priced.
+// the move before the tail is priced (in O(1) from its cached segment when
+// the empty vehicle has the route's shift).
 func (s *solver) splitToEmpty(st *state, u int) bool {
 	if !s.soft {
 		return false
@@ -533,8 +534,7 @@ func (s *solver) splitToEmpty(st *state, u int) bool {
 		if v < 0 || costA+s.bound(v, k-i-1, edges, rest.svc)+s.softBound(v, 0, rest.load) >= limit {
 			continue
 		}
-		x := s.chain(&s.depot[v], ra.seq[i+1:])
-		newV := s.merge(&x, &s.depot[v])
+		newV := s.mergeTail(&s.depot[v], st, a, i+1, v)
 		if costA+s.pcost(v, &newV) >= limit {
 			continue
 		}
