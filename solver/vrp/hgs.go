@@ -50,7 +50,16 @@ const (
 	// hgsGranularStart is the local search's neighbour count at the start
 	// of the run (see granular).
 	hgsGranularStart = 20
-	hgsEpoch         = 100 // iterations between two exchanges of parallel searches
+	// With long routes (a vehicle holds more than hgsLongRoute average
+	// orders' demand, the reference solver's rule) and at least
+	// hgsWidePerOrder of time limit per order, the local search tries all
+	// neighbourCount from the start: on gh400's c2, r2 and rc2 files at
+	// 30 s (75 ms per order) that gave 0.168 % against 0.239 % (8 seeds),
+	// while at Solomon's 1.5 s (15 ms) and gh200's 5 s (25 ms) the
+	// cheaper early children are worth more (docs/PERFORMANCE.md).
+	hgsLongRoute    = 25
+	hgsWidePerOrder = 60 * time.Millisecond
+	hgsEpoch        = 100 // iterations between two exchanges of parallel searches
 	// hgsInitialTimeWarp prices a second of time warp at this many times
 	// the cost of a second of driving. The penalty adapts within a few
 	// hundred children, but the first plans and children are made at this
@@ -84,6 +93,7 @@ type proximity struct {
 // hgs is one genetic search (one per thread).
 type hgs struct {
 	s           *solver
+	granStart   int // neighbours tried at the start (see granular)
 	work, trial *state
 	best        *state // best feasible plan, lexicographic like the chains
 	feas        []*individual
@@ -125,6 +135,10 @@ func (s *solver) newHGS(st *state) *hgs {
 		selA: make([]int, s.m), score: make([]int, s.m),
 	}
 	h.best.copyFrom(st)
+	h.granStart = hgsGranularStart
+	if s.wideFromStart() {
+		h.granStart = neighbourCount
+	}
 	s.soft = true
 	s.twPen, s.loadPen = s.initialPenalties()
 	h.add(h.capture(st))
@@ -237,7 +251,7 @@ func (h *hgs) run(until int) bool {
 }
 
 // granular is how many neighbours of each order the local search tries:
-// hgsGranularStart at first, growing with the square of the elapsed share
+// h.granStart at first, growing with the square of the elapsed share
 // of the run to all neighbourCount at its end, the share measured by
 // iterations under MaxIterations, else by the clock. Few neighbours make
 // the early iterations cheap; all of them reach further once the
@@ -253,7 +267,27 @@ func (h *hgs) granular() int {
 	} else {
 		frac = min(1, float64(s.now.Sub(s.start))/float64(s.limit))
 	}
-	return hgsGranularStart + int(frac*frac*float64(neighbourCount-hgsGranularStart))
+	return h.granStart + int(frac*frac*float64(neighbourCount-h.granStart))
+}
+
+// wideFromStart reports whether the genetic search tries all neighbours
+// from its start (see hgsWidePerOrder): routes are long and the time limit
+// is long for the problem's size. Without demands routes are long.
+func (s *solver) wideFromStart() bool {
+	if s.limit < time.Duration(max(1, s.nAssignable))*hgsWidePerOrder {
+		return false
+	}
+	demand, capacity := 0.0, 0.0
+	for u := range s.n {
+		if s.assignable[u] {
+			demand += s.demand[u]
+		}
+	}
+	for _, c := range s.capacity {
+		capacity += c
+	}
+	capacity /= float64(max(1, len(s.capacity)))
+	return demand == 0 || capacity > hgsLongRoute*demand/float64(max(1, s.nAssignable))
 }
 
 // initialise fills the population up to hgsInitial plans (see

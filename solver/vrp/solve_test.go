@@ -752,3 +752,36 @@ func TestSplitToEmptyMendsLateRoute(t *testing.T) {
 		})
 	}
 }
+
+func TestWideFromStart(t *testing.T) {
+	// 100 orders of demand 10: a vehicle of capacity 300 holds 30 average
+	// orders (long routes), one of 200 holds 20.
+	problem := func(demand, capacity float64) *Problem {
+		orders := make([]Order, 100)
+		for i := range orders {
+			orders[i] = Order{Demand: demand, WindowEnd: 1000}
+		}
+		return matrixProblem(orders, []Vehicle{{Capacity: capacity, ShiftEnd: 1000}}, func(i, j int) int {
+			return max(i-j, j-i)
+		})
+	}
+	cases := []struct {
+		name             string
+		demand, capacity float64
+		limit            time.Duration
+		wide             bool
+	}{
+		{"long routes, 60 ms per order", 10, 300, 6 * time.Second, true},
+		{"long routes, 59 ms per order", 10, 300, 5900 * time.Millisecond, false},
+		{"short routes", 10, 200, 30 * time.Second, false},
+		{"no demand", 0, 200, 6 * time.Second, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSolver(context.Background(), problem(c.demand, c.capacity), Options{Threads: 1, Seed: 1, TimeLimit: c.limit}, time.Now())
+			if got := s.wideFromStart(); got != c.wide {
+				t.Fatalf("wideFromStart = %v, want %v", got, c.wide)
+			}
+		})
+	}
+}
