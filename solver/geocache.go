@@ -35,6 +35,15 @@ const geocodeCacheMaxBytes = 800 << 10
 // the tenant's cache when the optimization ends (MergeGeocodeCache).
 const PendingGeocodesKey = "geocoded.json"
 
+// PendingRefusalsKey is the key of a solve's result ConfigMap that holds the
+// addresses the geocoder refused (an HTTP 4xx: the query, not the service,
+// is at fault) with the geocoder's message, by hashed key. The manager
+// geocodes for a solve Job, which asks no geocoder: without these, the Job
+// could only say that such an order's address "was not geocoded". They
+// never reach the tenant's cache (the next solve asks again) and go when
+// the answers are merged.
+const PendingRefusalsKey = "geocode-refused.json"
+
 // configMapStore is a geocode.Store over the tenant's cache ConfigMap, read
 // once at the start of the geocoding stage, and the solve's own pending
 // answers, which an earlier attempt of the same solve (a retried pod) may
@@ -48,9 +57,10 @@ type configMapStore struct {
 	mu      sync.Mutex
 	entries map[string]geocode.Entry
 	added   map[string]geocode.Entry
-	dirty   int           // answers not written yet
-	every   int           // Put asks for a write when dirty reaches it; 0: never
-	kick    chan struct{} // asks keepSaving for a write
+	refused map[string]string // hashed key -> the geocoder's message
+	dirty   int               // answers and refusals not written yet
+	every   int               // Put asks for a write when dirty reaches it; 0: never
+	kick    chan struct{}     // asks keepSaving for a write
 }
 
 // Incremental writes of a solve's answers, so a retried solve (a restarted
@@ -76,7 +86,7 @@ func cacheKeyHash(key string) string {
 // loadGeocodeCache reads the tenant's cache and opt's pending answers; a
 // missing ConfigMap is empty.
 func loadGeocodeCache(ctx context.Context, c client.Client, opt *v1alpha1.Optimization) (*configMapStore, error) {
-	s := &configMapStore{c: c, opt: opt, entries: map[string]geocode.Entry{}, added: map[string]geocode.Entry{}, kick: make(chan struct{}, 1)}
+	s := &configMapStore{c: c, opt: opt, entries: map[string]geocode.Entry{}, added: map[string]geocode.Entry{}, refused: map[string]string{}, kick: make(chan struct{}, 1)}
 	cache, err := getConfigMap(ctx, c, opt.Namespace, GeocodeCacheConfigMap)
 	if err != nil {
 		return nil, fmt.Errorf("unable to read the geocoding cache: %w", err)
@@ -94,6 +104,9 @@ func loadGeocodeCache(ctx context.Context, c client.Client, opt *v1alpha1.Optimi
 	for k, e := range pendingGeocodes(own) {
 		s.entries[k] = e
 		s.added[k] = e
+	}
+	if raw, ok := own.Data[PendingRefusalsKey]; ok {
+		_ = json.Unmarshal([]byte(raw), &s.refused) // a damaged record costs the message, not the solve
 	}
 	return s, nil
 }
@@ -142,17 +155,41 @@ func (s *configMapStore) Put(_ context.Context, key string, e geocode.Entry) err
 	return nil
 }
 
-// save writes the solve's answers into its own ConfigMap when some are not
-// written yet. Calls must not overlap (keepSaving serializes them).
+// refuse records that the geocoder refused key's query with message; it is
+// written with the answers.
+func (s *configMapStore) refuse(key, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refused[cacheKeyHash(key)] = message
+	s.dirty++
+}
+
+// refusal is the message the geocoder refused key's query with, if it did.
+func (s *configMapStore) refusal(key string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.refused[cacheKeyHash(key)]
+	return m, ok
+}
+
+// save writes the solve's answers and refusals into its own ConfigMap when
+// some are not written yet. Calls must not overlap (keepSaving serializes
+// them).
 func (s *configMapStore) save(ctx context.Context) error {
 	s.mu.Lock()
 	n := s.dirty
 	raw, err := json.Marshal(s.added)
+	var refused any // nil removes the key
+	if len(s.refused) > 0 && err == nil {
+		var r []byte
+		r, err = json.Marshal(s.refused)
+		refused = string(r)
+	}
 	s.mu.Unlock()
 	if err != nil || n == 0 {
 		return err
 	}
-	err = patchResultConfigMap(ctx, s.c, s.opt, map[string]any{"data": map[string]any{PendingGeocodesKey: string(raw)}})
+	err = patchResultConfigMap(ctx, s.c, s.opt, map[string]any{"data": map[string]any{PendingGeocodesKey: string(raw), PendingRefusalsKey: refused}})
 	if err != nil {
 		return err
 	}
@@ -207,8 +244,8 @@ func (s *configMapStore) keepSaving(ctx context.Context, every int, interval tim
 
 // MergeGeocodeCache moves the answers opt's solve found into the tenant's
 // cache, dropping entries older than ttl (0: the default) and the oldest
-// past the size bound, then removes them from opt's ConfigMap. It is safe
-// to repeat.
+// past the size bound, then removes them and the refusals from opt's
+// ConfigMap. It is safe to repeat.
 func MergeGeocodeCache(ctx context.Context, c client.Client, opt *v1alpha1.Optimization, ttl time.Duration, now time.Time) error {
 	if ttl <= 0 {
 		ttl = geocode.DefaultCacheTTL
@@ -218,7 +255,8 @@ func MergeGeocodeCache(ctx context.Context, c client.Client, opt *v1alpha1.Optim
 		return err
 	}
 	added := pendingGeocodes(own)
-	if _, ok := own.Data[PendingGeocodesKey]; !ok {
+	_, answers := own.Data[PendingGeocodesKey]
+	if _, refusals := own.Data[PendingRefusalsKey]; !answers && !refusals {
 		return nil
 	}
 	if len(added) > 0 {
@@ -245,7 +283,7 @@ func MergeGeocodeCache(ctx context.Context, c client.Client, opt *v1alpha1.Optim
 			return fmt.Errorf("unable to update the geocoding cache: %w", err)
 		}
 	}
-	return patchResultConfigMap(ctx, c, opt, map[string]any{"data": map[string]any{PendingGeocodesKey: nil}})
+	return patchResultConfigMap(ctx, c, opt, map[string]any{"data": map[string]any{PendingGeocodesKey: nil, PendingRefusalsKey: nil}})
 }
 
 // prune merges added into data, drops expired entries and, past the size

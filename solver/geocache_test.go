@@ -167,3 +167,47 @@ func TestGeocodeAnswersAreWrittenAsTheyCome(t *testing.T) {
 		t.Fatal("a retried solve does not find the last answer")
 	}
 }
+
+// A refusal goes through the solve's ConfigMap to a retried attempt (or the
+// solve Job) and is removed by the merge without reaching the tenant's
+// cache, also when the solve found no answer at all.
+func TestGeocodeRefusalsGoThroughTheSolvesConfigMap(t *testing.T) {
+	ctx := context.Background()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Name: "opt", Namespace: "tenant-a"}}
+	own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: opt.ResultConfigMapName(), Namespace: opt.Namespace}}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(own).Build()
+
+	first, err := loadGeocodeCache(ctx, c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.refuse("bad query", "nominatim: HTTP 400: Nothing to search for.")
+	if err := first.save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	job, err := loadGeocodeCache(ctx, c, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := job.refusal("bad query"); !ok || m != "nominatim: HTTP 400: Nothing to search for." {
+		t.Fatalf("refusal %q %v, want the geocoder's message", m, ok)
+	}
+	if _, ok := job.refusal("other query"); ok {
+		t.Fatal("a query never refused has a refusal")
+	}
+	if err := MergeGeocodeCache(ctx, c, opt, 0, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(own), own); err != nil {
+		t.Fatal(err)
+	}
+	if _, left := own.Data[PendingRefusalsKey]; left {
+		t.Error("the refusals are still in the solve's ConfigMap after the merge")
+	}
+	cache := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: GeocodeCacheConfigMap}, cache); err == nil && len(cache.Data) > 0 {
+		t.Errorf("a refusal reached the tenant's cache: %v", cache.Data)
+	}
+}

@@ -76,9 +76,10 @@ func (s *scope) geocode(ctx context.Context) error {
 	in := &plan.Located{}
 	g := s.geocoder()
 	_, noGeocoder := g.(geocode.None)
+	var store *configMapStore
 	if !noGeocoder {
-		store, err := s.geocodeStore(ctx)
-		if err != nil {
+		var err error
+		if store, err = s.geocodeStore(ctx); err != nil {
 			return err
 		}
 		// Answers are kept as they come, and on every way out (a failure,
@@ -127,7 +128,7 @@ func (s *scope) geocode(ctx context.Context) error {
 		case errors.Is(a.err, geocode.ErrUnavailable):
 			return record.Failf(v1alpha1.ErrorGeocodingUnavailable, "the geocoder could not be reached: %v", a.err)
 		case a.err != nil:
-			in.Unassign(i, o.ID, v1alpha1.UnassignedGeocodeFailed, fmt.Sprintf("geocoding %q failed: %v", a.query.String(), a.err))
+			in.Unassign(i, o.ID, v1alpha1.UnassignedGeocodeFailed, fmt.Sprintf("geocoding %q failed: %s", a.query.String(), s.geocodeFailure(store, a)))
 		case !a.found:
 			in.Unassign(i, o.ID, v1alpha1.UnassignedGeocodeFailed, fmt.Sprintf("address %q was not found", a.query.String()))
 		default:
@@ -147,6 +148,28 @@ func (s *scope) geocode(ctx context.Context) error {
 	}
 	s.located = in
 	return nil
+}
+
+// geocodeFailure is the reason an order's geocoding failed. A refusal (the
+// geocoder's HTTP 4xx) is recorded in store, so that a solve Job, which
+// asks no geocoder and so misses that address, gives the geocoder's own
+// message instead of "not geocoded".
+func (s *scope) geocodeFailure(store *configMapStore, a geocoded) string {
+	msg := a.err.Error()
+	if store == nil {
+		return msg
+	}
+	key := geocode.CacheKey(s.opt.Namespace, a.query)
+	var refused *geocode.StatusError
+	switch {
+	case errors.As(a.err, &refused):
+		store.refuse(key, msg)
+	case errors.Is(a.err, geocode.ErrNotPrefetched):
+		if m, ok := store.refusal(key); ok {
+			return m
+		}
+	}
+	return msg
 }
 
 // geocodeOrders asks the geocoder for every order without coordinates, a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -141,4 +142,71 @@ func pending(t *testing.T, opt *v1alpha1.Optimization) int {
 		t.Fatalf("%s: %v", solver.PendingGeocodesKey, err)
 	}
 	return len(answers)
+}
+
+// TestGeocodingRefusalReachesTheJob: an address Nominatim refuses (HTTP
+// 400) while the manager geocodes for a solve Job is reported by the Job,
+// which asks no geocoder, with Nominatim's own message rather than as "not
+// geocoded".
+func TestGeocodingRefusalReachesTheJob(t *testing.T) {
+	ctx := context.Background()
+	ns := "geo-refused-" + randomHex(4)
+	if err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	spec := v1alpha1.OptimizationSpec{
+		Depot:   v1alpha1.Depot{Latitude: ptr.To(52.52), Longitude: ptr.To(13.405)},
+		Fleet:   &v1alpha1.Fleet{Count: 2, Capacity: 100},
+		Options: &v1alpha1.Options{SolverSeconds: ptr.To[int32](1)},
+		Orders: []v1alpha1.Order{
+			{ID: "fine", Address: ptr.To("Refusalweg 1, Berlin")},
+			{ID: "refused", Address: ptr.To("refuse me 2, Berlin")},
+		},
+	}
+	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: uuid.NewString()}, Spec: spec}
+	if err := k8sClient.Create(ctx, opt); err != nil {
+		t.Fatal(err)
+	}
+	if err := solver.EnsureResultConfigMap(ctx, k8sClient, opt); err != nil {
+		t.Fatal(err)
+	}
+	const refusal = "Nominatim refuses this query for the test"
+	upstream := newFakeNominatim(t, 0)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Query().Get("q"), "refuse me") {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = fmt.Fprintf(w, `{"error":{"code":400,"message":%q}}`, refusal)
+			return
+		}
+		upstream.Config.Handler.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	nominatim, err := geocode.NewNominatim(geocode.NominatimOptions{BaseURL: srv.URL, RatePerSecond: -1, MaxConcurrent: 1, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(opt)
+	manager := &solver.Pipeline{Client: k8sClient, Geocoder: nominatim}
+	if err := manager.Geocode(ctx, key); err != nil {
+		t.Fatalf("the manager's geocoding: %v", err)
+	}
+	job := &solver.Pipeline{Client: k8sClient, Geocoder: geocode.Prefetched{}}
+	if err := job.Run(ctx, key); err != nil {
+		t.Fatalf("the Job's solve: %v", err)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: opt.ResultConfigMapName()}, cm); err != nil {
+		t.Fatal(err)
+	}
+	result, err := v1alpha1.DecodeResult(cm.BinaryData[v1alpha1.ResultDataKey])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(result.Unassigned) != 1 || result.Unassigned[0].OrderRef != "refused" || result.Unassigned[0].Reason != v1alpha1.UnassignedGeocodeFailed {
+		t.Fatalf("unassigned %+v, want only refused as %s", result.Unassigned, v1alpha1.UnassignedGeocodeFailed)
+	}
+	if msg := result.Unassigned[0].Message; !strings.Contains(msg, "HTTP 400") || !strings.Contains(msg, refusal) {
+		t.Errorf("message %q, want Nominatim's HTTP 400 and its message", msg)
+	}
 }
