@@ -171,12 +171,16 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 	base := ra.cost + rb.cost - improveEps
 
 	// Relocate: ra.seq[i:i+L] goes, in its order, before position q of b.
+	// The string's service, load and inner edges grow with L; the legs
+	// into it are read from the first order's row of legsIn (see arcIn).
+	strSvc, strLoad, strEdges := 0, 0.0, 0
 	for L, maxL := 1, s.interMaxString(); L <= maxL && i+L <= ka; L++ {
 		str := ra.seq[i : i+L]
-		strSvc, strLoad := 0, 0.0
-		for _, x := range str {
-			strSvc += s.single[x].svc
-			strLoad += s.demand[x]
+		first, last := str[0]+1, str[L-1]+1
+		strSvc += s.single[last-1].svc
+		strLoad += s.demand[last-1]
+		if L > 1 {
+			strEdges += s.arc(str[L-2]+1, last)
 		}
 		if !s.soft && !fitsCapacity(rb.load()+strLoad, s.capacity[b]) {
 			break
@@ -193,7 +197,7 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 		var newA, sg seg
 		haveA, haveSeg := false, false
 		for _, q := range [2]int{j, j + 1} {
-			eB := s.edges(&rb.pre[q]) + s.path(rb.pre[q].last, str, rb.tail[q].first) + s.edges(&rb.tail[q])
+			eB := s.edges(&rb.pre[q]) + s.arcIn(rb.pre[q].last, first) + strEdges + s.arc(last, rb.tail[q].first) + s.edges(&rb.tail[q])
 			lbB := s.bound(b, kb+L, eB, rb.full.svc+strSvc)
 			softB := 0.0
 			if lbA+softA+lbB < base || debugVerify {
@@ -232,8 +236,8 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 	// Swap u and w.
 	u, w := ra.seq[i], rb.seq[j]
 	su, sw := &s.single[u], &s.single[w]
-	eA := s.edges(&ra.pre[i]) + s.arc(ra.pre[i].last, w+1) + s.arc(w+1, ra.tail[i+1].first) + s.edges(&ra.tail[i+1])
-	eB := s.edges(&rb.pre[j]) + s.arc(rb.pre[j].last, u+1) + s.arc(u+1, rb.tail[j+1].first) + s.edges(&rb.tail[j+1])
+	eA := s.edges(&ra.pre[i]) + s.arcIn(ra.pre[i].last, w+1) + s.arc(w+1, ra.tail[i+1].first) + s.edges(&ra.tail[i+1])
+	eB := s.edges(&rb.pre[j]) + s.arcIn(rb.pre[j].last, u+1) + s.arc(u+1, rb.tail[j+1].first) + s.edges(&rb.tail[j+1])
 	lbA, lbB := s.bound(a, ka, eA, ra.full.svc-su.svc+sw.svc), s.bound(b, kb, eB, rb.full.svc-sw.svc+su.svc)
 	var softA, softB float64
 	if lbA+lbB < base || debugVerify {

@@ -174,17 +174,6 @@ func (s *solver) bound(v, n, edges, svc int) float64 {
 	return float64(edges) + s.fixed[v]
 }
 
-// path sums the objective's matrix along from -> seq... -> to (locations;
-// seq holds orders).
-func (s *solver) path(from int, seq []int, to int) int {
-	c, prev := 0, from
-	for _, u := range seq {
-		c += s.arc(prev, u+1)
-		prev = u + 1
-	}
-	return c + s.arc(prev, to)
-}
-
 // evalTail evaluates seq followed by vehicle v's end depot.
 func (s *solver) evalTail(v int, seq []int) seg {
 	x := s.chain(&emptySeg, seq)

@@ -274,6 +274,11 @@ func packLegs(dur, dist [][]int) (legs, in []leg, symmetric [2]bool) {
 // arc is the objective's cost of the leg from location a to location b.
 func (s *solver) arc(a, b int) int { return int(s.legs[a*s.size+b][s.objLeg]) }
 
+// arcIn is arc(a, b) read from b's row of legsIn: the local search reads
+// the legs into one order from many places, and a row keeps them within a
+// few cache lines where a column of legs does not (the same value).
+func (s *solver) arcIn(a, b int) int { return int(s.legsIn[b*s.size+a][s.objLeg]) }
+
 // travel is the duration of the leg from location a to location b.
 func (s *solver) travel(a, b int) int { return int(s.legs[a*s.size+b][legDur]) }
 
