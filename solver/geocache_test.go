@@ -75,13 +75,19 @@ func TestPruneGeocodeCacheKeepsNewestWithinSize(t *testing.T) {
 // solve's own ConfigMap; the controller's merge moves them into the
 // tenant's cache and out of the solve's ConfigMap, and repeating it is
 // harmless.
-func TestGeocodeAnswersGoThroughTheSolvesConfigMap(t *testing.T) {
-	ctx := context.Background()
+// newSolveConfigMap is a fake API server holding the empty result
+// ConfigMap of opt, a solve in tenant-a.
+func newSolveConfigMap() (client.Client, *v1alpha1.Optimization, *corev1.ConfigMap) {
 	scheme := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(scheme)
 	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Name: "opt", Namespace: "tenant-a"}}
 	own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: opt.ResultConfigMapName(), Namespace: opt.Namespace}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(own).Build()
+	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(own).Build(), opt, own
+}
+
+func TestGeocodeAnswersGoThroughTheSolvesConfigMap(t *testing.T) {
+	ctx := context.Background()
+	c, opt, own := newSolveConfigMap()
 	now := time.Now()
 	found := geocode.Entry{Result: geocode.Result{Lat: 52.5, Lon: 13.4}, Found: true, Stored: now}
 
@@ -124,11 +130,7 @@ func TestGeocodeAnswersGoThroughTheSolvesConfigMap(t *testing.T) {
 // The answers reach the solve's ConfigMap while geocoding goes on (every
 // `every` answers), and the last ones when it stops, even after a cancel.
 func TestGeocodeAnswersAreWrittenAsTheyCome(t *testing.T) {
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Name: "opt", Namespace: "tenant-a"}}
-	own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: opt.ResultConfigMapName(), Namespace: opt.Namespace}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(own).Build()
+	c, opt, own := newSolveConfigMap()
 	written := func() int {
 		cm := &corev1.ConfigMap{}
 		if err := c.Get(context.Background(), client.ObjectKeyFromObject(own), cm); err != nil {
@@ -173,11 +175,7 @@ func TestGeocodeAnswersAreWrittenAsTheyCome(t *testing.T) {
 // cache, also when the solve found no answer at all.
 func TestGeocodeRefusalsGoThroughTheSolvesConfigMap(t *testing.T) {
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Name: "opt", Namespace: "tenant-a"}}
-	own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: opt.ResultConfigMapName(), Namespace: opt.Namespace}}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(own).Build()
+	c, opt, own := newSolveConfigMap()
 
 	first, err := loadGeocodeCache(ctx, c, opt)
 	if err != nil {

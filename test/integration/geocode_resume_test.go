@@ -33,52 +33,33 @@ func TestGeocodingResumesFromItsAnswers(t *testing.T) {
 	for _, mode := range []string{"geocoder fails", "context cancelled"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx := context.Background()
-			ns := "geo-resume-" + randomHex(4)
-			if err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-				t.Fatal(err)
-			}
-			spec := v1alpha1.OptimizationSpec{
-				Depot:   v1alpha1.Depot{Latitude: ptr.To(52.52), Longitude: ptr.To(13.405)},
-				Fleet:   &v1alpha1.Fleet{Count: 2, Capacity: 100},
-				Options: &v1alpha1.Options{SolverSeconds: ptr.To[int32](1)},
-			}
+			var list []v1alpha1.Order
 			for i := range orders {
-				spec.Orders = append(spec.Orders, v1alpha1.Order{ID: fmt.Sprintf("o-%d", i), Address: ptr.To(fmt.Sprintf("Resumestraße %d, Berlin", i+1))})
+				list = append(list, v1alpha1.Order{ID: fmt.Sprintf("o-%d", i), Address: ptr.To(fmt.Sprintf("Resumestraße %d, Berlin", i+1))})
 			}
-			opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: uuid.NewString()}, Spec: spec}
-			if err := k8sClient.Create(ctx, opt); err != nil {
-				t.Fatal(err)
-			}
-			if err := solver.EnsureResultConfigMap(ctx, k8sClient, opt); err != nil {
-				t.Fatal(err)
-			}
+			opt := createAddressSolve(t, "geo-resume-", list)
+			ns := opt.Namespace
 
 			// The real fake answers the first `answered` requests; later
 			// ones interrupt the run and get a 503.
-			upstream := newFakeNominatim(t, 0)
 			var requests, limit atomic.Int64
 			limit.Store(answered)
 			runCtx, cancelRun := context.WithCancel(ctx)
 			defer cancelRun()
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				if requests.Add(1) > limit.Load() {
-					if mode == "context cancelled" {
-						cancelRun()
-					}
-					http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
-					return
+			nominatim := interceptedNominatim(t, func(w http.ResponseWriter, _ *http.Request) bool {
+				if requests.Add(1) <= limit.Load() {
+					return false
 				}
-				upstream.Config.Handler.ServeHTTP(w, r)
-			}))
-			t.Cleanup(srv.Close)
-			nominatim, err := geocode.NewNominatim(geocode.NominatimOptions{BaseURL: srv.URL, RatePerSecond: -1, MaxConcurrent: 1, MaxRetries: -1})
-			if err != nil {
-				t.Fatal(err)
-			}
+				if mode == "context cancelled" {
+					cancelRun()
+				}
+				http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
+				return true
+			})
 			p := &solver.Pipeline{Client: k8sClient, Geocoder: nominatim}
 			key := client.ObjectKeyFromObject(opt)
 
-			err = p.Run(runCtx, key)
+			err := p.Run(runCtx, key)
 			var f *record.Failure
 			switch mode {
 			case "geocoder fails":
@@ -126,6 +107,50 @@ func TestGeocodingResumesFromItsAnswers(t *testing.T) {
 	}
 }
 
+// interceptedNominatim is a client of the fake Nominatim (no rate limit,
+// one request at a time, no retries) behind intercept, which may answer a
+// request itself (and then returns true).
+func interceptedNominatim(t *testing.T, intercept func(http.ResponseWriter, *http.Request) bool) *geocode.Nominatim {
+	t.Helper()
+	upstream := newFakeNominatim(t, 0)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !intercept(w, r) {
+			upstream.Config.Handler.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	nominatim, err := geocode.NewNominatim(geocode.NominatimOptions{BaseURL: srv.URL, RatePerSecond: -1, MaxConcurrent: 1, MaxRetries: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nominatim
+}
+
+// createAddressSolve creates, in a new namespace named from prefix, an
+// Optimization of orders (a depot with coordinates, two vehicles, a 1 s
+// solve) and its result ConfigMap, as the controller would before a solve.
+func createAddressSolve(t *testing.T, prefix string, orders []v1alpha1.Order) *v1alpha1.Optimization {
+	t.Helper()
+	ctx := context.Background()
+	ns := prefix + randomHex(4)
+	if err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: uuid.NewString()}, Spec: v1alpha1.OptimizationSpec{
+		Depot:   v1alpha1.Depot{Latitude: ptr.To(52.52), Longitude: ptr.To(13.405)},
+		Fleet:   &v1alpha1.Fleet{Count: 2, Capacity: 100},
+		Options: &v1alpha1.Options{SolverSeconds: ptr.To[int32](1)},
+		Orders:  orders,
+	}}
+	if err := k8sClient.Create(ctx, opt); err != nil {
+		t.Fatal(err)
+	}
+	if err := solver.EnsureResultConfigMap(ctx, k8sClient, opt); err != nil {
+		t.Fatal(err)
+	}
+	return opt
+}
+
 // pending counts the geocoding answers in opt's result ConfigMap.
 func pending(t *testing.T, opt *v1alpha1.Optimization) int {
 	t.Helper()
@@ -150,42 +175,21 @@ func pending(t *testing.T, opt *v1alpha1.Optimization) int {
 // geocoded".
 func TestGeocodingRefusalReachesTheJob(t *testing.T) {
 	ctx := context.Background()
-	ns := "geo-refused-" + randomHex(4)
-	if err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		t.Fatal(err)
-	}
-	spec := v1alpha1.OptimizationSpec{
-		Depot:   v1alpha1.Depot{Latitude: ptr.To(52.52), Longitude: ptr.To(13.405)},
-		Fleet:   &v1alpha1.Fleet{Count: 2, Capacity: 100},
-		Options: &v1alpha1.Options{SolverSeconds: ptr.To[int32](1)},
-		Orders: []v1alpha1.Order{
-			{ID: "fine", Address: ptr.To("Refusalweg 1, Berlin")},
-			{ID: "refused", Address: ptr.To("refuse me 2, Berlin")},
-		},
-	}
-	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: uuid.NewString()}, Spec: spec}
-	if err := k8sClient.Create(ctx, opt); err != nil {
-		t.Fatal(err)
-	}
-	if err := solver.EnsureResultConfigMap(ctx, k8sClient, opt); err != nil {
-		t.Fatal(err)
-	}
+	opt := createAddressSolve(t, "geo-refused-", []v1alpha1.Order{
+		{ID: "fine", Address: ptr.To("Refusalweg 1, Berlin")},
+		{ID: "refused", Address: ptr.To("refuse me 2, Berlin")},
+	})
+	ns := opt.Namespace
 	const refusal = "Nominatim refuses this query for the test"
-	upstream := newFakeNominatim(t, 0)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.Contains(r.URL.Query().Get("q"), "refuse me") {
-			w.Header().Set("Content-Type", "application/json; charset=utf-8")
-			w.WriteHeader(http.StatusBadRequest)
-			_, _ = fmt.Fprintf(w, `{"error":{"code":400,"message":%q}}`, refusal)
-			return
+	nominatim := interceptedNominatim(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.Contains(r.URL.Query().Get("q"), "refuse me") {
+			return false
 		}
-		upstream.Config.Handler.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	nominatim, err := geocode.NewNominatim(geocode.NominatimOptions{BaseURL: srv.URL, RatePerSecond: -1, MaxConcurrent: 1, MaxRetries: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = fmt.Fprintf(w, `{"error":{"code":400,"message":%q}}`, refusal)
+		return true
+	})
 	key := client.ObjectKeyFromObject(opt)
 	manager := &solver.Pipeline{Client: k8sClient, Geocoder: nominatim}
 	if err := manager.Geocode(ctx, key); err != nil {
