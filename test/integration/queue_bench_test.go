@@ -9,13 +9,13 @@ import (
 
 	"github.com/google/uuid"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/cmd/routeopt/app"
 	"routeopt.io/routeopt/controllers/tenant"
+	"routeopt.io/routeopt/test/internal/optwatch"
 )
 
 // BenchmarkQueueHandoff measures, with one solve slot and b.N+1 queued
@@ -58,7 +58,7 @@ func queueHandoff(b *testing.B, stored int) {
 		return done == stored
 	})
 
-	w, err := k8sClient.Watch(ctx, &v1alpha1.OptimizationList{}, client.InNamespace(ns))
+	w, err := optwatch.Start(ctx, k8sClient, ns, b.Logf)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -78,15 +78,14 @@ func queueHandoff(b *testing.B, stored int) {
 	deadline := time.After(time.Duration(b.N+1)*10*time.Second + time.Minute)
 	for len(finished) < len(names) {
 		select {
-		case ev, ok := <-w.ResultChan():
+		case ev, ok := <-w.Events():
 			if !ok {
 				b.Fatal("the watch ended")
 			}
-			opt, isOpt := ev.Object.(*v1alpha1.Optimization)
-			if !isOpt || !names[opt.Name] || ev.Type == watch.Deleted {
+			opt, now := ev.Opt, ev.At
+			if !names[opt.Name] {
 				continue
 			}
-			now := time.Now()
 			if _, seen := running[opt.Name]; !seen && opt.Status.State == v1alpha1.StateRunning {
 				running[opt.Name] = now
 			}

@@ -36,7 +36,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -45,6 +44,7 @@ import (
 	"routeopt.io/routeopt/config/crd"
 	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/test/e2e/framework"
+	"routeopt.io/routeopt/test/internal/optwatch"
 	"routeopt.io/routeopt/webserver"
 )
 
@@ -493,71 +493,34 @@ func waitDeleted(b *testing.B, id string) {
 	}
 }
 
-// event is a watch event with its arrival time.
-type event struct {
-	at  time.Time
-	opt *v1alpha1.Optimization
-}
-
-// watcher records the arrival of every Optimization event of the tenant.
-type watcher struct {
-	w       watch.Interface
-	events  chan event
-	stopped atomic.Bool // closing the watch ends it with an error event
-}
-
-func watchOptimizations(b *testing.B) *watcher {
+func watchOptimizations(b *testing.B) *optwatch.Watcher {
 	b.Helper()
-	// From the current resourceVersion: the stored ones are not sent again.
-	ctx := context.Background()
-	list := &v1alpha1.OptimizationList{}
-	if err := env.client.List(ctx, list, client.InNamespace(env.namespace), client.Limit(1)); err != nil {
-		b.Fatal(err)
-	}
-	w, err := env.client.Watch(ctx, &v1alpha1.OptimizationList{}, client.InNamespace(env.namespace),
-		&client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	w, err := optwatch.Start(context.Background(), env.client, env.namespace, b.Logf)
 	if err != nil {
 		b.Fatal(err)
 	}
-	out := &watcher{w: w, events: make(chan event, 1024)}
-	go func() {
-		defer close(out.events)
-		for ev := range w.ResultChan() {
-			if ev.Type == watch.Error && !out.stopped.Load() {
-				b.Logf("watch error: %v", ev.Object)
-			}
-			if opt, ok := ev.Object.(*v1alpha1.Optimization); ok && ev.Type != watch.Deleted {
-				out.events <- event{at: time.Now(), opt: opt}
-			}
-		}
-	}()
-	return out
-}
-
-func (w *watcher) Stop() {
-	w.stopped.Store(true)
-	w.w.Stop()
+	return w
 }
 
 // waitEvent returns the arrival time of the next event whose optimization
 // matches (any event with a nil match).
-func waitEvent(b *testing.B, w *watcher, match func(*v1alpha1.Optimization) bool) time.Time {
+func waitEvent(b *testing.B, w *optwatch.Watcher, match func(*v1alpha1.Optimization) bool) time.Time {
 	b.Helper()
 	at, _ := nextEvent(b, w, match)
 	return at
 }
 
-func nextEvent(b *testing.B, w *watcher, match func(*v1alpha1.Optimization) bool) (time.Time, *v1alpha1.Optimization) {
+func nextEvent(b *testing.B, w *optwatch.Watcher, match func(*v1alpha1.Optimization) bool) (time.Time, *v1alpha1.Optimization) {
 	b.Helper()
 	timeout := time.After(2 * time.Minute)
 	for {
 		select {
-		case ev, ok := <-w.events:
+		case ev, ok := <-w.Events():
 			if !ok {
 				b.Fatal("the watch ended")
 			}
-			if match == nil || match(ev.opt) {
-				return ev.at, ev.opt
+			if match == nil || match(ev.Opt) {
+				return ev.At, ev.Opt
 			}
 		case <-timeout:
 			b.Fatal("no matching optimization event within 2 minutes")
