@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/controllers/internal/graceful"
 	"routeopt.io/routeopt/solver"
 	"routeopt.io/routeopt/solver/record"
 )
@@ -431,5 +432,5 @@ func (r *OptimizationReconciler) SetupWithManager(mgr ctrl.Manager, solveEvents 
 	if solveEvents != nil {
 		b = b.WatchesRawSource(source.Channel(solveEvents, &handler.EnqueueRequestForObject{}))
 	}
-	return b.Complete(r)
+	return b.Complete(graceful.Reconciler(r))
 }

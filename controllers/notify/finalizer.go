@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/controllers/internal/graceful"
 )
 
 // FinalizerReconciler deletes a WebhookEndpoint's signing secret when the
@@ -85,5 +86,5 @@ func (r *FinalizerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1alpha1.WebhookEndpoint{}, builder.WithPredicates(deleting)).
 		Named("webhook-endpoint-finalizer").
-		Complete(r)
+		Complete(graceful.Reconciler(r))
 }

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/controllers/internal/graceful"
 )
 
 // Reconciler hands the events that terminal Optimizations owe to the
@@ -77,7 +78,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&v1alpha1.Optimization{}, builder.WithPredicates(terminal)).
 		Watches(&v1alpha1.WebhookEndpoint{}, handler.EnqueueRequestsFromMapFunc(r.finishedSince), builder.WithPredicates(created)).
 		Named("webhook-notifier").
-		Complete(r)
+		Complete(graceful.Reconciler(r))
 }
 
 // finishedSince maps a new endpoint to the terminal optimizations of its
