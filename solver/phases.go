@@ -84,8 +84,13 @@ func (s *scope) geocode(ctx context.Context) error {
 		}
 		// Answers are kept as they come, and on every way out (a failure,
 		// a cancel), so a retried solve asks only for the rest.
-		defer store.keepSaving(ctx, geocodeSaveEvery, geocodeSaveInterval)()
-		g = &geocode.Cached{Next: g, Store: store, TTL: s.p.geocodeCacheTTL(), Tenant: s.opt.Namespace}
+		stopSaving := store.keepSaving(ctx, geocodeSaveEvery, geocodeSaveInterval)
+		cached := &geocode.Cached{Next: g, Store: store, TTL: s.p.geocodeCacheTTL(), Tenant: s.opt.Namespace}
+		defer func() {
+			cached.Wait() // a cancelled query's answer may still be on its way into store
+			stopSaving()
+		}()
+		g = cached
 	}
 
 	if spec.Depot.Latitude != nil && spec.Depot.Longitude != nil {

@@ -81,6 +81,12 @@ type Cached struct {
 	flights singleflight.Group
 	// joined, in tests, hears each caller that waits on a flight.
 	joined func()
+
+	// running counts the flights between their start and their Put (see
+	// Wait); idle is told when it reaches zero.
+	mu      sync.Mutex
+	running int
+	idle    *sync.Cond
 }
 
 // flightAnswer is a flight's outcome.
@@ -110,6 +116,8 @@ func (c *Cached) Geocode(ctx context.Context, q Query) (Result, bool, error) {
 		led := false // whether this caller's function ran the flight
 		ch := c.flights.DoChan(key, func() (any, error) {
 			led = true
+			c.begin()
+			defer c.end()
 			// A flight that ended since the lookup above has stored its
 			// answer (a failing store was reported by that lookup).
 			if e, ok, _ := c.fresh(ctx, key); ok {
@@ -141,6 +149,40 @@ func (c *Cached) Geocode(ctx context.Context, q Query) (Result, bool, error) {
 			return Result{}, false, ctx.Err()
 		}
 	}
+}
+
+// Wait returns once every flight that has started has ended, its answer
+// stored. A caller whose ctx ends returns at once and leaves its flight
+// running; an answer that arrives meanwhile is still stored, so a caller
+// that saves the Store when its queries are cancelled waits first.
+func (c *Cached) Wait() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.running > 0 {
+		c.idleCond().Wait()
+	}
+}
+
+func (c *Cached) begin() {
+	c.mu.Lock()
+	c.running++
+	c.mu.Unlock()
+}
+
+func (c *Cached) end() {
+	c.mu.Lock()
+	if c.running--; c.running == 0 {
+		c.idleCond().Broadcast()
+	}
+	c.mu.Unlock()
+}
+
+// idleCond is idle, made on first use; c.mu must be held.
+func (c *Cached) idleCond() *sync.Cond {
+	if c.idle == nil {
+		c.idle = sync.NewCond(&c.mu)
+	}
+	return c.idle
 }
 
 // lookup returns a fresh entry for key, reporting a store that fails.

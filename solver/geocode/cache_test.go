@@ -328,3 +328,40 @@ func TestCachedNominatim(t *testing.T) {
 		t.Fatalf("second run: %d requests in all, want still 10", got)
 	}
 }
+
+// lateGeocoder answers after release is closed, whatever its ctx says: an
+// answer already on the wire when the caller gave up.
+type lateGeocoder struct {
+	entered, release chan struct{}
+}
+
+func (g *lateGeocoder) Geocode(context.Context, Query) (Result, bool, error) {
+	close(g.entered)
+	<-g.release
+	return berlinR, true, nil
+}
+
+// A caller whose ctx ends returns at once; the answer that arrives after it
+// is still stored, and Wait returns only once it is.
+func TestCachedWaitOutlastsCancelledCallers(t *testing.T) {
+	next := &lateGeocoder{entered: make(chan struct{}), release: make(chan struct{})}
+	store := NewMemoryStore(0)
+	c := &Cached{Next: next, Store: store}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, _, err := c.Geocode(ctx, berlinQ)
+		done <- err
+	}()
+	<-next.entered
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled caller: %v, want context.Canceled", err)
+	}
+	time.AfterFunc(50*time.Millisecond, func() { close(next.release) })
+	c.Wait()
+	if store.Len() != 1 {
+		t.Fatalf("Wait returned with %d answers stored, want the late one", store.Len())
+	}
+	c.Wait() // nothing running: returns at once
+}
