@@ -71,10 +71,6 @@ func TestPruneGeocodeCacheKeepsNewestWithinSize(t *testing.T) {
 	}
 }
 
-// A retried solve pod finds the answers its first attempt kept in the
-// solve's own ConfigMap; the controller's merge moves them into the
-// tenant's cache and out of the solve's ConfigMap, and repeating it is
-// harmless.
 // newSolveConfigMap is a fake API server holding the empty result
 // ConfigMap of opt, a solve in tenant-a.
 func newSolveConfigMap() (client.Client, *v1alpha1.Optimization, *corev1.ConfigMap) {
@@ -85,6 +81,10 @@ func newSolveConfigMap() (client.Client, *v1alpha1.Optimization, *corev1.ConfigM
 	return fake.NewClientBuilder().WithScheme(scheme).WithObjects(own).Build(), opt, own
 }
 
+// A retried solve pod finds the answers its first attempt kept in the
+// solve's own ConfigMap; the controller's merge moves them into the
+// tenant's cache and out of the solve's ConfigMap, and repeating it is
+// harmless.
 func TestGeocodeAnswersGoThroughTheSolvesConfigMap(t *testing.T) {
 	ctx := context.Background()
 	c, opt, own := newSolveConfigMap()
