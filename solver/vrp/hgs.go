@@ -136,6 +136,7 @@ func (s *solver) newHGS(st *state) *hgs {
 	}
 	h.best.copyFrom(st)
 	h.granStart = hgsGranularStart
+	s.longRoutes = s.hasLongRoutes()
 	if s.wideFromStart() {
 		h.granStart = neighbourCount
 	}
@@ -277,6 +278,12 @@ func (s *solver) wideFromStart() bool {
 	if s.limit < time.Duration(max(1, s.nAssignable))*hgsWidePerOrder {
 		return false
 	}
+	return s.hasLongRoutes()
+}
+
+// hasLongRoutes reports whether a vehicle holds more than hgsLongRoute
+// average orders' demand, or there is no demand.
+func (s *solver) hasLongRoutes() bool {
 	demand, capacity := 0.0, 0.0
 	for u := range s.n {
 		if s.assignable[u] {

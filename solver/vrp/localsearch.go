@@ -40,6 +40,9 @@ func (s *solver) interMaxString() int {
 //     fixed cost;
 //   - in soft mode, move the orders after u to an empty vehicle when u's
 //     route has time warp or excess load;
+//   - in the genetic search on short routes, once the moves above stop
+//     improving: RELOCATE* and SWAP* between neighbouring routes
+//     (swapstar.go);
 //   - insert orders that are not planned wherever they fit.
 //
 // Moves between routes are evaluated in O(1) from the cached segments (plus
@@ -55,6 +58,10 @@ func (s *solver) localSearch(st *state) {
 	// only the pairs with a route changed since the order's last test.
 	s.skipTested = false
 	defer func() { s.skipTested = false }()
+	intensify := s.intensify()
+	if intensify {
+		s.startSwapStar()
+	}
 	for {
 		improved := s.insertMissing(st)
 		s.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
@@ -69,7 +76,7 @@ func (s *solver) localSearch(st *state) {
 				}
 			}
 		}
-		if !improved {
+		if !improved && (!intensify || !s.swapStarPass(st)) {
 			return
 		}
 		s.skipTested = !s.ab.RetestAll

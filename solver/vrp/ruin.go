@@ -240,6 +240,7 @@ func (s *solver) fork(k int) *solver {
 	f.stamp, f.touchStamp, f.iterations, f.blinkGap, f.stopped = 0, 0, 0, 0, false
 	f.bufA, f.bufB, f.list, f.ruined, f.touched, f.changed = nil, nil, nil, nil, nil, nil
 	f.trackChanged, f.queue, f.orders, f.routesBuf = false, nil, nil, nil
+	f.swap = swapCache{}
 	return &f
 }
 

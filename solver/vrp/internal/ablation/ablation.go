@@ -19,6 +19,7 @@ type Switches struct {
 	LowTimeWarpPenalty bool // genetic search: first time-warp penalty 1, not 3, x cost per second
 	RetestAll          bool // local search: every pass tests every pair, not only the changed ones
 	FixedGranular      bool // genetic search: the local search always tries all 40 neighbours
+	NoSwapStar         bool // genetic search: no SWAP* or RELOCATE* after the node moves
 }
 
 // piece is one switch with its --ablate name and description.
@@ -33,6 +34,7 @@ var names = []piece{
 	{"tw-penalty", "first time-warp penalty 1 instead of 3", func(s *Switches) { s.LowTimeWarpPenalty = true }},
 	{"skip-tested", "local search re-tests unchanged pairs", func(s *Switches) { s.RetestAll = true }},
 	{"granular-growth", "genetic search tries all 40 neighbours from the start, not 20 growing to 40", func(s *Switches) { s.FixedGranular = true }},
+	{"swap-star", "genetic search without SWAP* and RELOCATE* between routes on short-route problems", func(s *Switches) { s.NoSwapStar = true }},
 }
 
 var current atomic.Pointer[Switches]

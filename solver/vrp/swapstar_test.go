@@ -1,0 +1,100 @@
+package vrp
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestSwapStarRepositionsBothOrders(t *testing.T) {
+	// Orders on a line (depot at 0), capacity 3 for 3 orders each, so no
+	// order can move alone. A = [10 50 100] (200 m), B = [20 60 95] (190 m).
+	// Exchanging 100 and 20, each at its best position: A = [10 20 50]
+	// (100 m), B = [60 95 100] or [60 100 95] (200 m). In each other's place it would be
+	// [10 50 20] and [100 60 95]: 370 m.
+	x := []int{0, 10, 50, 100, 20, 60, 95}
+	orders := make([]Order, 6)
+	for i := range orders {
+		orders[i] = Order{Demand: 1, WindowEnd: 10000}
+	}
+	p := matrixProblem(orders, []Vehicle{{Capacity: 3, ShiftEnd: 10000}, {Capacity: 3, ShiftEnd: 10000}}, func(i, j int) int {
+		return max(x[i]-x[j], x[j]-x[i])
+	})
+	p.Objective = ObjectiveDistance
+	s := newSolver(context.Background(), p, Options{Threads: 1, Seed: 1}, time.Now())
+	s.soft, s.twPen, s.loadPen = true, 1, 1000
+	st := s.newState()
+	s.setSeq(st, 0, []int{0, 1, 2})
+	s.setSeq(st, 1, []int{3, 4, 5})
+	st.missing -= 6
+	if st.cost != 390 {
+		t.Fatalf("cost %v, want 390", st.cost)
+	}
+	s.startSwapStar()
+	if !s.swapStar(st, 0, 1) {
+		t.Fatal("swapStar found no move")
+	}
+	s.verify(st, "swap*")
+	// B's 100 may go before or after 95: both cost 200 m.
+	if !slices.Equal(st.routes[0].seq, []int{0, 3, 1}) || slices.Sorted(slices.Values(st.routes[1].seq))[0] != 2 {
+		t.Fatalf("routes %v and %v, want [0 3 1] and B with 20 exchanged for 100", st.routes[0].seq, st.routes[1].seq)
+	}
+	if st.cost != 300 {
+		t.Fatalf("cost %v, want 300", st.cost)
+	}
+	// No exchange improves on that plan: nothing changes.
+	if s.swapStar(st, 0, 1) || st.cost != 300 {
+		t.Fatalf("a second swapStar changed the plan: cost %v", st.cost)
+	}
+}
+
+func TestSwapInto(t *testing.T) {
+	seq := []int{7, 8, 9}
+	cases := []struct {
+		i, q int
+		want []int
+	}{
+		{1, -1, []int{7, 5, 9}}, // in 8's place
+		{1, 0, []int{5, 7, 9}},
+		{0, 3, []int{8, 9, 5}},
+		{2, 1, []int{7, 5, 8}},
+	}
+	for _, c := range cases {
+		if got := swapInto(nil, seq, c.i, 5, c.q); !slices.Equal(got, c.want) {
+			t.Errorf("swapInto(%v, i=%d, q=%d) = %v, want %v", seq, c.i, c.q, got, c.want)
+		}
+	}
+}
+
+func TestRelocateStarEmptiesARoute(t *testing.T) {
+	// Orders on a line (depot at 0): A = [10 100] (200 m), B = [80]
+	// (160 m). Moving 80 into A between 10 and 100 leaves B empty (200 m
+	// in all); moving 100 after 80 gives 220 m; moving 10 saves nothing.
+	x := []int{0, 10, 100, 80}
+	orders := make([]Order, 3)
+	for i := range orders {
+		orders[i] = Order{Demand: 1, WindowEnd: 10000}
+	}
+	p := matrixProblem(orders, []Vehicle{{Capacity: 3, ShiftEnd: 10000}, {Capacity: 3, ShiftEnd: 10000}}, func(i, j int) int {
+		return max(x[i]-x[j], x[j]-x[i])
+	})
+	p.Objective = ObjectiveDistance
+	s := newSolver(context.Background(), p, Options{Threads: 1, Seed: 1}, time.Now())
+	s.soft, s.twPen, s.loadPen = true, 1, 1000
+	st := s.newState()
+	s.setSeq(st, 0, []int{0, 1})
+	s.setSeq(st, 1, []int{2})
+	st.missing -= 3
+	s.startSwapStar()
+	if !s.relocateStar(st, 0, 1) {
+		t.Fatal("relocateStar found no move")
+	}
+	s.verify(st, "relocate*")
+	if !slices.Equal(st.routes[0].seq, []int{0, 2, 1}) || len(st.routes[1].seq) != 0 || st.cost != 200 {
+		t.Fatalf("routes %v and %v, cost %v; want [0 2 1], [] and 200", st.routes[0].seq, st.routes[1].seq, st.cost)
+	}
+	if s.relocateStar(st, 0, 1) {
+		t.Fatal("a second relocateStar found a move")
+	}
+}
