@@ -136,7 +136,7 @@ func (s *solver) newHGS(st *state) *hgs {
 	}
 	h.best.copyFrom(st)
 	h.granStart = hgsGranularStart
-	s.longRoutes = s.hasLongRoutes()
+	s.longRoutes, s.longBudget = s.hasLongRoutes(), s.hasLongBudget()
 	if s.wideFromStart() {
 		h.granStart = neighbourCount
 	}
@@ -275,10 +275,13 @@ func (h *hgs) granular() int {
 // from its start (see hgsWidePerOrder): routes are long and the time limit
 // is long for the problem's size. Without demands routes are long.
 func (s *solver) wideFromStart() bool {
-	if s.limit < time.Duration(max(1, s.nAssignable))*hgsWidePerOrder {
-		return false
-	}
-	return s.hasLongRoutes()
+	return s.hasLongBudget() && s.hasLongRoutes()
+}
+
+// hasLongBudget reports whether the time limit gives at least
+// hgsWidePerOrder per order.
+func (s *solver) hasLongBudget() bool {
+	return s.limit >= time.Duration(max(1, s.nAssignable))*hgsWidePerOrder
 }
 
 // hasLongRoutes reports whether a vehicle holds more than hgsLongRoute

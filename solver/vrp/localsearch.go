@@ -40,9 +40,9 @@ func (s *solver) interMaxString() int {
 //     fixed cost;
 //   - in soft mode, move the orders after u to an empty vehicle when u's
 //     route has time warp or excess load;
-//   - in the genetic search on short routes, once the moves above stop
-//     improving: RELOCATE* and SWAP* between neighbouring routes
-//     (swapstar.go);
+//   - in the genetic search on short routes with a long time limit, once
+//     the moves above stop improving: RELOCATE* and SWAP* between
+//     neighbouring routes (swapstar.go, intensify);
 //   - insert orders that are not planned wherever they fit.
 //
 // Moves between routes are evaluated in O(1) from the cached segments (plus

@@ -6,7 +6,7 @@ import "math"
 // open-source implementation and SWAP* neighborhood", in the time-window
 // form of the DIMACS 2021 VRPTW winner) run in the genetic search's local
 // search once the node moves stop improving, on problems with short routes
-// (see intensify), over the pairs of routes (a, b) where an order of one
+// and a long time limit (see intensify), over the pairs of routes (a, b) where an order of one
 // has one of its swapStarNeighbours nearest orders in the other:
 //
 //   - RELOCATE*: the order of a or b whose move to its cheapest position in
@@ -30,9 +30,12 @@ import "math"
 const swapStarNeighbours = 3
 
 // intensify reports whether this local search ends with RELOCATE* and
-// SWAP*: in the genetic search (soft mode), when routes are short.
+// SWAP*: in the genetic search (soft mode), when routes are short and the
+// time limit gives at least hgsWidePerOrder per order. They make a child
+// about 1.5 times slower, which pays at gh400's 75 ms per order but not at
+// Solomon's 15 or gh200's 25 (docs/PERFORMANCE.md).
 func (s *solver) intensify() bool {
-	return s.soft && !s.longRoutes && !s.ab.NoSwapStar
+	return s.soft && s.longBudget && !s.longRoutes && !s.ab.NoSwapStar
 }
 
 // best3 is an order's three cheapest insertion positions in one route.

@@ -98,3 +98,44 @@ func TestRelocateStarEmptiesARoute(t *testing.T) {
 		t.Fatal("a second relocateStar found a move")
 	}
 }
+
+func TestIntensify(t *testing.T) {
+	// 100 orders of demand 10: capacity 200 holds 20 average orders (short
+	// routes), 300 holds 30 (long).
+	problem := func(capacity float64) *Problem {
+		orders := make([]Order, 100)
+		for i := range orders {
+			orders[i] = Order{Demand: 10, WindowEnd: 1000}
+		}
+		return matrixProblem(orders, []Vehicle{{Capacity: capacity, ShiftEnd: 1000}}, func(i, j int) int {
+			return max(i-j, j-i)
+		})
+	}
+	cases := []struct {
+		name     string
+		capacity float64
+		limit    time.Duration
+		soft     bool
+		ablate   bool
+		want     bool
+	}{
+		{"short routes, 60 ms per order", 200, 6 * time.Second, true, false, true},
+		{"short routes, 59 ms per order", 200, 5900 * time.Millisecond, true, false, false},
+		{"long routes", 300, 30 * time.Second, true, false, false},
+		{"hard mode", 200, 30 * time.Second, false, false, false},
+		{"ablated", 200, 30 * time.Second, true, true, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.ablate {
+				ablate(t, "swap-star")
+			}
+			s := newSolver(context.Background(), problem(c.capacity), Options{Threads: 1, Seed: 1, TimeLimit: c.limit}, time.Now())
+			s.soft = c.soft
+			s.longRoutes, s.longBudget = s.hasLongRoutes(), s.hasLongBudget()
+			if got := s.intensify(); got != c.want {
+				t.Fatalf("intensify = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
