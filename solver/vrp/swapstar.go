@@ -5,9 +5,9 @@ import "math"
 // SWAP* and RELOCATE* (Vidal 2022, "Hybrid genetic search for the CVRP:
 // open-source implementation and SWAP* neighborhood", in the time-window
 // form of the DIMACS 2021 VRPTW winner) run in the genetic search's local
-// search once the node moves stop improving, on problems with short routes
-// and a long time limit (see intensify), over the pairs of routes (a, b) where an order of one
-// has one of its swapStarNeighbours nearest orders in the other:
+// search once the node moves stop improving (see intensify for when), over
+// the pairs of routes (a, b) where an order of one has one of its
+// swapStarNeighbours nearest orders in the other:
 //
 //   - RELOCATE*: the order of a or b whose move to its cheapest position in
 //     the other route saves most;
@@ -21,8 +21,9 @@ import "math"
 // position not next to the one it replaces, or that one's place, evaluated
 // exactly. The best candidate of a pair of routes is evaluated exactly
 // before it is applied. docs/PERFORMANCE.md has the measurements: short
-// routes gain (gh400's r1 and rc1 files), long routes lose (c2, r2, rc2 at
-// 15 % of the local searches, the reference solver's rule).
+// routes gain (gh400's r1 and rc1 files); long routes (c2, r2, rc2, even at
+// 15 % of the local searches, the reference solver's rule) and short time
+// limits lose.
 
 // swapStarNeighbours is how many of each order's nearest orders make its
 // route a partner of theirs: 3 against 5 or the local search's 20 to 40,
