@@ -248,15 +248,21 @@ func (s *solver) swapStar(st *state, a, b int) bool {
 		return false
 	}
 	u, w := ra.seq[bi], rb.seq[bj]
-	bufA := swapInto(s.bufA[:0], ra.seq, bi, w, bqW)
-	bufB := swapInto(s.bufB[:0], rb.seq, bj, u, bqU)
-	s.bufA, s.bufB = bufA, bufB
-	newA, newB := s.evalSeq(a, bufA), s.evalSeq(b, bufB)
-	if s.pcost(a, &newA)+s.pcost(b, &newB) >= ra.cost+rb.cost-improveEps {
+	s.bufA = swapInto(s.bufA[:0], ra.seq, bi, w, bqW)
+	s.bufB = swapInto(s.bufB[:0], rb.seq, bj, u, bqU)
+	return s.applyIfBetter(st, a, b)
+}
+
+// applyIfBetter makes s.bufA and s.bufB the routes of a and b when they
+// cost less than the current ones, evaluated exactly: the estimates that
+// chose them leave out how time warp interacts within a route.
+func (s *solver) applyIfBetter(st *state, a, b int) bool {
+	newA, newB := s.evalSeq(a, s.bufA), s.evalSeq(b, s.bufB)
+	if s.pcost(a, &newA)+s.pcost(b, &newB) >= st.routes[a].cost+st.routes[b].cost-improveEps {
 		return false
 	}
-	s.setSeq(st, a, bufA)
-	s.setSeq(st, b, bufB)
+	s.setSeq(st, a, s.bufA)
+	s.setSeq(st, b, s.bufB)
 	return true
 }
 
@@ -309,14 +315,7 @@ func (s *solver) relocateStar(st *state, a, b int) bool {
 	}
 	rf, rt := &st.routes[bFrom], &st.routes[bTo]
 	u := rf.seq[bi]
-	bufA := append(append(s.bufA[:0], rf.seq[:bi]...), rf.seq[bi+1:]...)
-	bufB := append(append(append(s.bufB[:0], rt.seq[:bq]...), u), rt.seq[bq:]...)
-	s.bufA, s.bufB = bufA, bufB
-	newF, newT := s.evalSeq(bFrom, bufA), s.evalSeq(bTo, bufB)
-	if s.pcost(bFrom, &newF)+s.pcost(bTo, &newT) >= rf.cost+rt.cost-improveEps {
-		return false
-	}
-	s.setSeq(st, bFrom, bufA)
-	s.setSeq(st, bTo, bufB)
-	return true
+	s.bufA = append(append(s.bufA[:0], rf.seq[:bi]...), rf.seq[bi+1:]...)
+	s.bufB = append(append(append(s.bufB[:0], rt.seq[:bq]...), u), rt.seq[bq:]...)
+	return s.applyIfBetter(st, bFrom, bTo)
 }

@@ -7,14 +7,11 @@ import (
 	"time"
 )
 
-func TestSwapStarRepositionsBothOrders(t *testing.T) {
-	// Orders on a line (depot at 0), capacity 3 for 3 orders each, so no
-	// order can move alone. A = [10 50 100] (200 m), B = [20 60 95] (190 m).
-	// Exchanging 100 and 20, each at its best position: A = [10 20 50]
-	// (100 m), B = [60 95 100] or [60 100 95] (200 m). In each other's place it would be
-	// [10 50 20] and [100 60 95]: 370 m.
-	x := []int{0, 10, 50, 100, 20, 60, 95}
-	orders := make([]Order, 6)
+// lineSolver is a soft-mode solver on orders of demand 1 at positions x[1:]
+// of a line (the depot at x[0] = 0), with two vehicles of capacity 3 whose
+// routes are set to routes (indices into the orders).
+func lineSolver(x []int, routes [2][]int) (*solver, *state) {
+	orders := make([]Order, len(x)-1)
 	for i := range orders {
 		orders[i] = Order{Demand: 1, WindowEnd: 10000}
 	}
@@ -25,13 +22,24 @@ func TestSwapStarRepositionsBothOrders(t *testing.T) {
 	s := newSolver(context.Background(), p, Options{Threads: 1, Seed: 1}, time.Now())
 	s.soft, s.twPen, s.loadPen = true, 1, 1000
 	st := s.newState()
-	s.setSeq(st, 0, []int{0, 1, 2})
-	s.setSeq(st, 1, []int{3, 4, 5})
-	st.missing -= 6
+	for v, seq := range routes {
+		s.setSeq(st, v, seq)
+		st.missing -= len(seq)
+	}
+	s.startSwapStar()
+	return s, st
+}
+
+func TestSwapStarRepositionsBothOrders(t *testing.T) {
+	// Orders on a line (depot at 0), capacity 3 for 3 orders each, so no
+	// order can move alone. A = [10 50 100] (200 m), B = [20 60 95] (190 m).
+	// Exchanging 100 and 20, each at its best position: A = [10 20 50]
+	// (100 m), B = [60 95 100] or [60 100 95] (200 m). In each other's
+	// place they would give [10 50 20] and [100 60 95]: 370 m.
+	s, st := lineSolver([]int{0, 10, 50, 100, 20, 60, 95}, [2][]int{{0, 1, 2}, {3, 4, 5}})
 	if st.cost != 390 {
 		t.Fatalf("cost %v, want 390", st.cost)
 	}
-	s.startSwapStar()
 	if !s.swapStar(st, 0, 1) {
 		t.Fatal("swapStar found no move")
 	}
@@ -71,22 +79,7 @@ func TestRelocateStarEmptiesARoute(t *testing.T) {
 	// Orders on a line (depot at 0): A = [10 100] (200 m), B = [80]
 	// (160 m). Moving 80 into A between 10 and 100 leaves B empty (200 m
 	// in all); moving 100 after 80 gives 220 m; moving 10 saves nothing.
-	x := []int{0, 10, 100, 80}
-	orders := make([]Order, 3)
-	for i := range orders {
-		orders[i] = Order{Demand: 1, WindowEnd: 10000}
-	}
-	p := matrixProblem(orders, []Vehicle{{Capacity: 3, ShiftEnd: 10000}, {Capacity: 3, ShiftEnd: 10000}}, func(i, j int) int {
-		return max(x[i]-x[j], x[j]-x[i])
-	})
-	p.Objective = ObjectiveDistance
-	s := newSolver(context.Background(), p, Options{Threads: 1, Seed: 1}, time.Now())
-	s.soft, s.twPen, s.loadPen = true, 1, 1000
-	st := s.newState()
-	s.setSeq(st, 0, []int{0, 1})
-	s.setSeq(st, 1, []int{2})
-	st.missing -= 3
-	s.startSwapStar()
+	s, st := lineSolver([]int{0, 10, 100, 80}, [2][]int{{0, 1}, {2}})
 	if !s.relocateStar(st, 0, 1) {
 		t.Fatal("relocateStar found no move")
 	}
