@@ -52,7 +52,8 @@ const (
 	hgsGranularStart = 20
 	// With long routes (a vehicle holds more than hgsLongRoute average
 	// orders' demand, the reference solver's rule) and at least
-	// hgsWidePerOrder of time limit per order, the local search tries all
+	// hgsWidePerOrder of time limit per order (which also gates RELOCATE*
+	// and SWAP* on short routes, see intensify), the local search tries all
 	// neighbourCount from the start: on gh400's c2, r2 and rc2 files at
 	// 30 s (75 ms per order) that gave 0.168 % against 0.239 % (8 seeds),
 	// while at Solomon's 1.5 s (15 ms) and gh200's 5 s (25 ms) the
@@ -136,7 +137,7 @@ func (s *solver) newHGS(st *state) *hgs {
 	}
 	h.best.copyFrom(st)
 	h.granStart = hgsGranularStart
-	s.longRoutes, s.longBudget = s.hasLongRoutes(), s.hasLongBudget()
+	s.classify()
 	if s.wideFromStart() {
 		h.granStart = neighbourCount
 	}
@@ -271,11 +272,18 @@ func (h *hgs) granular() int {
 	return h.granStart + int(frac*frac*float64(neighbourCount-h.granStart))
 }
 
+// classify sets s.longRoutes and s.longBudget, which decide how wide the
+// genetic search starts (wideFromStart) and whether its local search runs
+// RELOCATE* and SWAP* (intensify, read at every local search).
+func (s *solver) classify() {
+	s.longRoutes, s.longBudget = s.hasLongRoutes(), s.hasLongBudget()
+}
+
 // wideFromStart reports whether the genetic search tries all neighbours
 // from its start (see hgsWidePerOrder): routes are long and the time limit
 // is long for the problem's size. Without demands routes are long.
 func (s *solver) wideFromStart() bool {
-	return s.hasLongBudget() && s.hasLongRoutes()
+	return s.longBudget && s.longRoutes
 }
 
 // hasLongBudget reports whether the time limit gives at least

@@ -90,7 +90,7 @@ type solver struct {
 	// each order (0 = all); the genetic search widens it over the run.
 	granular int
 	// longRoutes and longBudget are set by the genetic search (see
-	// hasLongRoutes and hasLongBudget); swap is the cache of RELOCATE* and
+	// classify); swap is the cache of RELOCATE* and
 	// SWAP* (swapstar.go).
 	longRoutes, longBudget bool
 	swap                   swapCache
