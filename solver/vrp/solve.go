@@ -299,21 +299,27 @@ func isSymmetric(m [][]int) bool {
 	return true
 }
 
-// buildNeighbours lists for every order the nearest assignable orders by
-// the objective's matrix (the shorter direction), ranking pairs that cannot
-// follow each other in either direction because of their windows last.
-// (PyVRP's time-window-aware proximity, edge + 0.2 x wait + time warp, was
-// tried: no effect on the genetic search beyond noise, and ruin-and-recreate
-// got worse at 1,000 customers.)
+// buildNeighbours lists for every order the nearest assignable orders,
+// ranking pairs that cannot follow each other in either direction because
+// of their windows last. Nearness is the objective's matrix (the shorter
+// direction), and where byWindows says so the time windows too.
 func (s *solver) buildNeighbours() {
 	s.nb = make([][]int, s.n)
-	// Sort packed (key, order) integers: keys stay below 2^33 (matrix
-	// entries and the penalty are at most 5 x NoWindowEnd), orders below
-	// 2^30, so the packing is exact and ties go to the lower order index.
+	// Sort packed (key, order) integers: keys stay below 2^33 (a nearness
+	// capped below 4 x NoWindowEnd plus the penalty of 4 x NoWindowEnd),
+	// orders below 2^30, so the packing is exact and ties go to the lower
+	// order index.
 	const shift = 30
 	keys := make([]uint64, 0, s.n)
 	follows := func(u, w int) bool {
 		return s.p.Orders[u].WindowStart+s.p.Orders[u].ServiceS+s.travel(u+1, w+1) <= s.p.Orders[w].WindowEnd
+	}
+	near := func(u, w int) int { return min(s.arc(u+1, w+1), s.arc(w+1, u+1)) }
+	if s.byWindows() {
+		perSecond := s.costPerSecond()
+		near = func(u, w int) int {
+			return int(min(s.windowProximity(u, w, perSecond), s.windowProximity(w, u, perSecond), 4*NoWindowEnd-1))
+		}
 	}
 	for u := range s.n {
 		keys = keys[:0]
@@ -321,7 +327,7 @@ func (s *solver) buildNeighbours() {
 			if w == u || !s.assignable[w] {
 				continue
 			}
-			k := min(s.arc(u+1, w+1), s.arc(w+1, u+1))
+			k := near(u, w)
 			if !follows(u, w) && !follows(w, u) {
 				k += 4 * NoWindowEnd
 			}
@@ -334,6 +340,52 @@ func (s *solver) buildNeighbours() {
 		}
 		s.nb[u] = nb
 	}
+}
+
+// byWindows reports whether neighbours are ranked by windowProximity: on
+// problems the genetic search takes (up to hgsMaxOrders) with short routes
+// (see hasLongRoutes). There it gave gh400's short-route files at 30 s
+// 0.497 % against 0.546 % with edges alone (12 seeds; rc1_4_1 0.50
+// against 0.74 %) and gh200's r1 and rc1 files at 5 s 0.082 % against
+// 0.150 % (8 seeds), while long routes lost (gh200's r2_2_1 at 5 s 0.49
+// against 0.04 %, gh400's r2_4_1 0.41 against 0.32 %), and
+// ruin-and-recreate at 1,000 customers got worse (docs/PERFORMANCE.md).
+func (s *solver) byWindows() bool {
+	return !s.ab.EdgeProximity && s.nAssignable <= hgsMaxOrders && !s.hasLongRoutes()
+}
+
+// windowProximity is how well w can follow u (Vidal et al. 2013's
+// correlation measure, with PyVRP's weights): the edge, plus a fifth of the
+// least wait at w and all of the least time warp, both priced at
+// perSecond. Close orders whose windows lie hours apart rank behind
+// farther ones that can follow each other (see byWindows for where).
+func (s *solver) windowProximity(u, w int, perSecond float64) float64 {
+	ou, ow := &s.p.Orders[u], &s.p.Orders[w]
+	t := s.travel(u+1, w+1)
+	wait := max(0, ow.WindowStart-(ou.WindowEnd+ou.ServiceS+t))
+	warp := max(0, ou.WindowStart+ou.ServiceS+t-ow.WindowEnd)
+	return float64(s.arc(u+1, w+1)) + perSecond*(0.2*float64(wait)+float64(warp))
+}
+
+// costPerSecond is the objective's cost per second of travel, averaged
+// over all pairs of assignable orders (1 when either sum is zero).
+func (s *solver) costPerSecond() float64 {
+	cost, dur := 0.0, 0.0
+	for u := range s.n {
+		if !s.assignable[u] {
+			continue
+		}
+		for w := range s.n {
+			if w != u && s.assignable[w] {
+				cost += float64(s.arc(u+1, w+1))
+				dur += float64(s.travel(u+1, w+1))
+			}
+		}
+	}
+	if cost == 0 || dur == 0 {
+		return 1
+	}
+	return cost / dur
 }
 
 // stop reports whether the search must end (time limit or cancellation) and

@@ -20,6 +20,7 @@ type Switches struct {
 	RetestAll          bool // local search: every pass tests every pair, not only the changed ones
 	FixedGranular      bool // genetic search: the local search always tries all 40 neighbours
 	NoSwapStar         bool // genetic search: no SWAP* or RELOCATE* after the node moves
+	EdgeProximity      bool // genetic search on short routes: neighbours by edges only, not also by time windows
 }
 
 // piece is one switch with its --ablate name and description.
@@ -35,6 +36,7 @@ var names = []piece{
 	{"skip-tested", "local search re-tests unchanged pairs", func(s *Switches) { s.RetestAll = true }},
 	{"granular-growth", "genetic search tries all 40 neighbours from the start, not 20 growing to 40", func(s *Switches) { s.FixedGranular = true }},
 	{"swap-star", "genetic search without SWAP* and RELOCATE* between routes on short-route problems", func(s *Switches) { s.NoSwapStar = true }},
+	{"window-proximity", "short-route problems of the genetic search rank neighbours by edges only, not also by how their windows follow", func(s *Switches) { s.EdgeProximity = true }},
 }
 
 var current atomic.Pointer[Switches]
