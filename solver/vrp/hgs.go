@@ -137,7 +137,6 @@ func (s *solver) newHGS(st *state) *hgs {
 	}
 	h.best.copyFrom(st)
 	h.granStart = hgsGranularStart
-	s.classify()
 	if s.wideFromStart() {
 		h.granStart = neighbourCount
 	}
@@ -272,9 +271,11 @@ func (h *hgs) granular() int {
 	return h.granStart + int(frac*frac*float64(neighbourCount-h.granStart))
 }
 
-// classify sets s.longRoutes and s.longBudget, which decide how wide the
-// genetic search starts (wideFromStart) and whether its local search runs
-// RELOCATE* and SWAP* (intensify, read at every local search).
+// classify sets s.longRoutes and s.longBudget once per solve, before the
+// neighbour lists are built: they decide how the neighbours are ranked
+// (byWindows), how wide the genetic search starts (wideFromStart) and
+// whether its local search runs RELOCATE* and SWAP* (intensify, read at
+// every local search).
 func (s *solver) classify() {
 	s.longRoutes, s.longBudget = s.hasLongRoutes(), s.hasLongBudget()
 }

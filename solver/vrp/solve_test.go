@@ -779,7 +779,6 @@ func TestWideFromStart(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			s := newSolver(context.Background(), problem(c.demand, c.capacity), Options{Threads: 1, Seed: 1, TimeLimit: c.limit}, time.Now())
-			s.classify()
 			if got := s.wideFromStart(); got != c.wide {
 				t.Fatalf("wideFromStart = %v, want %v", got, c.wide)
 			}

@@ -125,7 +125,6 @@ func TestIntensify(t *testing.T) {
 			}
 			s := newSolver(context.Background(), problem(c.capacity), Options{Threads: 1, Seed: 1, TimeLimit: c.limit}, time.Now())
 			s.soft = c.soft
-			s.classify()
 			if got := s.intensify(); got != c.want {
 				t.Fatalf("intensify = %v, want %v", got, c.want)
 			}
