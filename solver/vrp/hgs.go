@@ -12,10 +12,11 @@ import (
 // budgets of seconds. A population of plans, split into a feasible and an
 // infeasible half, is improved by crossover (a selective route exchange
 // that needs no coordinates) and by the local search in soft mode, where
-// time warp and excess load are allowed at a price that adapts so that
-// about two fifths of the children come out free of each. Survivors are
-// chosen by biased fitness: cost rank plus diversity rank (broken-pairs
-// distance), so the population stays spread out while it improves.
+// time warp and excess load are allowed at prices that adapt so that
+// about two fifths of the children come out without time warp, and two
+// fifths without excess load. Survivors are chosen by biased fitness: cost
+// rank plus diversity rank (broken-pairs distance), so the population stays
+// spread out while it improves.
 const (
 	hgsMu     = 25 // subpopulation size after a survivor selection
 	hgsLambda = 40 // children added before the next selection

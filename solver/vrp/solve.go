@@ -344,12 +344,12 @@ func (s *solver) buildNeighbours() {
 
 // byWindows reports whether neighbours are ranked by windowProximity: on
 // problems the genetic search takes (up to hgsMaxOrders) with short routes
-// (s.longRoutes false, see hasLongRoutes). There it gave gh400's short-route files at 30 s
-// 0.497 % against 0.546 % with edges alone (12 seeds; rc1_4_1 0.50
-// against 0.74 %) and gh200's r1 and rc1 files at 5 s 0.082 % against
-// 0.150 % (8 seeds), while long routes lost (gh200's r2_2_1 at 5 s 0.49
-// against 0.04 %, gh400's r2_4_1 0.41 against 0.32 %), and
-// ruin-and-recreate at 1,000 customers got worse (docs/PERFORMANCE.md).
+// (s.longRoutes false, see hasLongRoutes). There it gave gh400's
+// short-route files at 30 s 0.497 % against 0.546 % with edges alone (12
+// seeds; rc1_4_1 0.50 against 0.74 %) and gh200's r1 and rc1 files at 5 s
+// 0.082 % against 0.150 % (8 seeds), while long routes lost (gh200's
+// r2_2_1 at 5 s 0.49 against 0.04 %, gh400's r2_4_1 0.41 against 0.32 %),
+// and ruin-and-recreate at 1,000 customers got worse (docs/PERFORMANCE.md).
 func (s *solver) byWindows() bool {
 	return !s.ab.EdgeProximity && s.nAssignable <= hgsMaxOrders && !s.longRoutes
 }
