@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,7 +20,7 @@ func newBenchCommand() *cobra.Command {
 	var cfg bench.Config
 	var instances, out string
 	var realistic bool
-	var summarize, ablate string
+	var summarize, ablate, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Benchmark the solver on Solomon-format VRPTW instances (DIMACS convention)",
@@ -49,6 +50,19 @@ table of docs/PERFORMANCE.md:
 			}
 			if err := bench.Ablate(off); err != nil {
 				return fmt.Errorf("--ablate: %w", err)
+			}
+			if cfg.Iterations < 0 {
+				return errors.New("--iterations must be >= 0")
+			}
+			if realistic && cfg.Iterations > 0 {
+				return errors.New("--iterations applies to instance folders, not --realistic")
+			}
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
 			}
 			if realistic {
 				return bench.RunRealistic(ctx, cmd.OutOrStdout(), cfg.Seconds, cfg.Threads, cfg.Seed)
@@ -98,8 +112,27 @@ table of docs/PERFORMANCE.md:
 	f.BoolVar(&cfg.CPUTime, "cpu-time", false, "count --seconds in process CPU time (all threads together), not wall-clock: for a busy machine")
 	f.StringVar(&summarize, "summarize", "", "comma-separated CSV files of earlier runs: print their joint summary and exit")
 	f.BoolVar(&realistic, "realistic", false, "run the 500-order city problem instead of a folder")
+	f.IntVar(&cfg.Iterations, "iterations", 0, "stop each instance after this many iterations of the search, or at --seconds if that comes first: a fixed amount of work, reproducible with --seed (0 = no limit)")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (pprof format, for go tool pprof)")
 	f.StringVar(&ablate, "ablate", "", "comma-separated pieces of the solver to turn off (listed above); empty = the full solver")
 	return cmd
+}
+
+// startCPUProfile profiles the process into path until the returned stop
+// is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // summarizeFiles prints the joint summary of CSV files written by bench.

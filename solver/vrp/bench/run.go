@@ -71,6 +71,9 @@ type Config struct {
 	Seconds   float64  // time limit per instance
 	Threads   int      // vrp.Options.Threads
 	Seed      int64
+	// Iterations caps each solve's iterations (vrp.Options.MaxIterations);
+	// 0 means none.
+	Iterations int
 	// CPUTime makes Seconds a budget of process CPU time instead of
 	// wall-clock time, so that other work on a shared machine does not
 	// shorten the search. Run one instance at a time per process.
@@ -166,7 +169,7 @@ func RunOne(ctx context.Context, path string, cfg Config, bks map[string]int) (R
 	p := in.Problem()
 	opt := vrp.Options{
 		TimeLimit: time.Duration(cfg.Seconds * float64(time.Second)),
-		Seed:      cfg.Seed, Threads: cfg.Threads,
+		Seed:      cfg.Seed, Threads: cfg.Threads, MaxIterations: cfg.Iterations,
 	}
 	now := time.Now
 	if cfg.CPUTime {

@@ -1,0 +1,90 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeInstance writes a 30-customer Solomon-format instance to a new
+// folder and returns the folder.
+func writeInstance(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("T30\n\nVEHICLE\nNUMBER     CAPACITY\n  30         60\n\nCUSTOMER\n")
+	b.WriteString("CUST NO.  XCOORD.   YCOORD.    DEMAND   READY TIME  DUE DATE   SERVICE   TIME\n\n")
+	b.WriteString("    0      50         50          0          0       1000          0\n")
+	for i := 1; i <= 30; i++ {
+		x, y := (i*37)%100, (i*61)%100
+		ready := (i * 53) % 500
+		fmt.Fprintf(&b, "%5d %6d %10d %10d %10d %10d %10d\n", i, x, y, 10, ready, ready+300, 10)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t30.txt"), []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// runBench runs `routeopt bench` with args and returns its output.
+func runBench(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := NewRootCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(append([]string{"bench"}, args...))
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+// TestBenchIterationsAndProfile: --iterations makes a run a fixed amount
+// of work (two runs with the same seed write the same row, whatever the
+// time they took), --cpuprofile writes a pprof file, and bad values are
+// refused before anything runs.
+func TestBenchIterationsAndProfile(t *testing.T) {
+	dir := writeInstance(t)
+	rows := make([]string, 2)
+	for i := range rows {
+		csv := filepath.Join(t.TempDir(), "out.csv")
+		prof := filepath.Join(t.TempDir(), "cpu.prof")
+		if out, err := runBench(t, "--dir", dir, "--seconds", "60", "--iterations", "40", "--seed", "3", "--out", csv, "--cpuprofile", prof); err != nil {
+			t.Fatalf("bench: %v\n%s", err, out)
+		}
+		data, err := os.ReadFile(csv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[1], "t30,30,") || !strings.HasSuffix(lines[1], ",true") {
+			t.Fatalf("csv %q", data)
+		}
+		// the row without its seconds column
+		f := strings.Split(lines[1], ",")
+		rows[i] = strings.Join(append(f[:6:6], f[7:]...), ",")
+		p, err := os.ReadFile(prof)
+		if err != nil || len(p) < 2 || p[0] != 0x1f || p[1] != 0x8b {
+			t.Fatalf("profile: %v, %d bytes (want a gzipped pprof file)", err, len(p))
+		}
+	}
+	if rows[0] != rows[1] {
+		t.Fatalf("same seed and --iterations, different plans: %q and %q", rows[0], rows[1])
+	}
+
+	for _, tc := range []struct {
+		args  []string
+		match string
+	}{
+		{[]string{"--dir", dir, "--iterations", "-1"}, "--iterations must be >= 0"},
+		{[]string{"--realistic", "--iterations", "5"}, "--iterations applies to instance folders"},
+		{[]string{"--dir", dir, "--seconds", "0.01", "--cpuprofile", filepath.Join(dir, "missing", "cpu.prof")}, "--cpuprofile"},
+	} {
+		if _, err := runBench(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.match) {
+			t.Errorf("bench %v: got %v, want an error mentioning %q", tc.args, err, tc.match)
+		}
+	}
+}
