@@ -139,7 +139,9 @@ func (c *chain) run(until int) bool {
 		// Bring work back to cur: only the touched routes differ.
 		for _, v := range s.touched {
 			c.work.routes[v].copyFrom(&c.cur.routes[v])
+			c.work.fill[v] = c.cur.fill[v]
 		}
+		copy(c.work.busy, c.cur.busy)
 		copy(c.work.routeOf, c.cur.routeOf)
 		copy(c.work.posOf, c.cur.posOf)
 		c.work.cost, c.work.missing = c.cur.cost, c.cur.missing
@@ -303,12 +305,7 @@ func (s *solver) ruin(st *state, avgRemoved float64) {
 			}
 		}
 	} else {
-		used := 0
-		for v := range st.routes {
-			if len(st.routes[v].seq) > 0 {
-				used++
-			}
-		}
+		used := st.usedRoutes()
 		lsMax := min(ruinMaxString, float64(served)/float64(used))
 		ksMax := 4*avgRemoved/(1+lsMax) - 1
 		ks := int(s.rng.Float64()*ksMax) + 1

@@ -549,6 +549,56 @@ func TestWindowRangeKeepsFeasiblePositions(t *testing.T) {
 	}
 }
 
+// TestWindowRangeMatchesLinearScan: the branch-free searches of
+// windowRange return what a scan of every position returns: hi the last
+// position whose prefix ends by the window's close, lo the first one up to
+// hi whose tail starts late enough, on random non-decreasing scans with
+// the time-warp sentinels and on routes of 0 to 20 orders.
+func TestWindowRangeMatchesLinearScan(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for trial := range 20000 {
+		k := trial % 21
+		r := &route{scan: make([]scanPos, k+1)}
+		ee, ls := rng.IntN(50), rng.IntN(50)
+		for i := range r.scan {
+			ee += rng.IntN(20)
+			ls += rng.IntN(20)
+			r.scan[i].ee, r.scan[i].ls = ee, ls
+		}
+		// prefixes with time warp end the scan, tails with it start it
+		if w := rng.IntN(k + 3); w <= k {
+			for i := w; i <= k; i++ {
+				r.scan[i].ee = noEnd
+			}
+		}
+		if w := rng.IntN(k + 3); w <= k {
+			for i := 0; i <= w; i++ {
+				r.scan[i].ls = noStart
+			}
+		}
+		su := &seg{e: rng.IntN(400), dur: rng.IntN(30)}
+		su.l = su.e + rng.IntN(200)
+		wantHi := -1
+		for i, p := range r.scan {
+			if p.ee <= su.l {
+				wantHi = i
+			}
+		}
+		wantLo := wantHi + 1
+		for i := wantHi; i >= 0; i-- {
+			if r.scan[i].ls >= su.e+su.dur {
+				wantLo = i
+			}
+		}
+		if wantHi < 0 {
+			wantLo = 0
+		}
+		if lo, hi := windowRange(r, su); lo != wantLo || hi != wantHi {
+			t.Fatalf("scan %+v, order %+v: range %d..%d, want %d..%d", r.scan, *su, lo, hi, wantLo, wantHi)
+		}
+	}
+}
+
 // TestFastInsertionMatchesSegments: in hard mode with the distance
 // objective an insertion reads only route.scan, and ruin-and-recreate does
 // not even keep the segments up to date (solver.lazy). The cheapest
