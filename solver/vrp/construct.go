@@ -114,7 +114,7 @@ func (s *solver) cacheInsertion(st *state, u, v int, insCost []float64, insPos [
 	r := s.fresh(st, v)
 	i := u*s.m + v
 	insCost[i] = math.Inf(1)
-	if !fitsCapacity(r.load()+s.demand[u], s.capacity[v]) {
+	if !fitsCapacity(st.load[v]+s.demand[u], s.capacity[v]) {
 		return
 	}
 	su := s.single[u]

@@ -189,7 +189,7 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 		if L > 1 {
 			strEdges += s.arc(str[L-2]+1, last)
 		}
-		if !s.soft && !fitsCapacity(rb.load()+strLoad, s.capacity[b]) {
+		if !s.soft && !fitsCapacity(st.load[b]+strLoad, s.capacity[b]) {
 			break
 		}
 		eA := s.edges(&ra.pre[i]) + s.arc(ra.pre[i].last, ra.tail[i+L].first) + s.edges(&ra.tail[i+L])

@@ -139,7 +139,7 @@ func (c *chain) run(until int) bool {
 		// Bring work back to cur: only the touched routes differ.
 		for _, v := range s.touched {
 			c.work.routes[v].copyFrom(&c.cur.routes[v])
-			c.work.fill[v] = c.cur.fill[v]
+			c.work.load[v] = c.cur.load[v]
 		}
 		copy(c.work.busy, c.cur.busy)
 		copy(c.work.routeOf, c.cur.routeOf)

@@ -15,14 +15,13 @@ type route struct {
 	tail []seg // tail[i]: seq[i:] followed by the end depot
 	full seg   // the whole route, depot to depot
 	cost float64
-	ld   float64 // total demand of the orders
 	// scan[i] is what an insertion scan reads at position i (see scanPos).
 	// Kept apart from pre and tail, whose 88-byte entries put every
 	// position on its own cache line, so the scan over a route reads one
 	// dense array. It is always up to date.
 	scan []scanPos
 	// stale marks pre, tail and full as out of date: ruin-and-recreate
-	// with the distance objective keeps only scan, cost and ld while it
+	// with the distance objective keeps only scan and cost while it
 	// ruins and recreates (see solver.lazy), and fresh rebuilds the
 	// segments when a move needs them.
 	stale bool
@@ -63,8 +62,6 @@ func latestStart(tail *seg) int {
 	return tail.l
 }
 
-func (r *route) load() float64 { return r.ld }
-
 func (r *route) copyFrom(o *route) {
 	r.seq = append(r.seq[:0], o.seq...)
 	r.scan = append(r.scan[:0], o.scan...)
@@ -75,19 +72,18 @@ func (r *route) copyFrom(o *route) {
 		r.full = o.full
 	}
 	r.cost = o.cost
-	r.ld = o.ld
 }
 
 // state is a complete (partial-service) solution: one route per vehicle.
 type state struct {
 	routes []route // indexed by vehicle
-	// fill mirrors each route's order count and load in one dense array,
-	// and busy has bit v set when vehicle v's route has orders: an
-	// insertion that tries every used route (bestInsertion's fallback)
-	// walks the bits in vehicle order and reads 16 bytes per used route
-	// instead of every vehicle's route header (the benchmarks give one
+	// load is each route's total demand, and busy has bit v set when
+	// vehicle v's route has orders. Both are dense, apart from the route
+	// headers: an insertion that tries every used route (bestInsertion's
+	// fallback) walks the bits in vehicle order and reads 8 bytes per used
+	// route instead of every vehicle's header (the benchmarks give one
 	// vehicle per order; on gh1000 about 100 of 1,000 are used).
-	fill    []routeFill
+	load    []float64
 	busy    []uint64
 	routeOf []int   // order -> vehicle, -1 when not planned
 	posOf   []int   // order -> index in its route's seq
@@ -95,21 +91,19 @@ type state struct {
 	missing int     // assignable orders that are not planned
 }
 
-// routeFill is a route's order count and total demand (state.fill).
-type routeFill struct {
-	orders int
-	load   float64
-}
-
-// setFill records vehicle v's order count and load in fill and busy.
-func (st *state) setFill(v, orders int, load float64) {
-	st.fill[v] = routeFill{orders, load}
+// setLoad records vehicle v's order count (only whether it is zero) and
+// load in busy and load.
+func (st *state) setLoad(v, orders int, load float64) {
+	st.load[v] = load
 	if bit := uint64(1) << (v & 63); orders > 0 {
 		st.busy[v>>6] |= bit
 	} else {
 		st.busy[v>>6] &^= bit
 	}
 }
+
+// used reports whether vehicle v's route has orders.
+func (st *state) used(v int) bool { return st.busy[v>>6]>>(v&63)&1 == 1 }
 
 // usedRoutes is the number of vehicles whose routes have orders.
 func (st *state) usedRoutes() int {
@@ -123,7 +117,7 @@ func (st *state) usedRoutes() int {
 func (s *solver) newState() *state {
 	st := &state{
 		routes:  make([]route, s.m),
-		fill:    make([]routeFill, s.m),
+		load:    make([]float64, s.m),
 		busy:    make([]uint64, (s.m+63)/64),
 		routeOf: make([]int, s.n),
 		posOf:   make([]int, s.n),
@@ -147,7 +141,7 @@ func (st *state) copyFrom(o *state) {
 	for v := range o.routes {
 		st.routes[v].copyFrom(&o.routes[v])
 	}
-	st.fill = append(st.fill[:0], o.fill...)
+	st.load = append(st.load[:0], o.load...)
 	st.busy = append(st.busy[:0], o.busy...)
 	st.routeOf = append(st.routeOf[:0], o.routeOf...)
 	st.posOf = append(st.posOf[:0], o.posOf...)
@@ -256,8 +250,7 @@ func (s *solver) refreshSegments(st *state, v, keep, keepTail, oldLen int) {
 	}
 	r.full = s.merge(&r.pre[k], &s.depot[v])
 	r.scan[k].next, r.scan[k].edges = 0, s.edges(&r.full)
-	r.ld = r.pre[k].load
-	st.setFill(v, k, r.ld)
+	st.setLoad(v, k, r.pre[k].load)
 	r.cost = s.pcost(v, &r.full)
 	r.stale = false
 }
@@ -312,8 +305,7 @@ func (s *solver) refreshScan(st *state, v, keep, keepTail int) {
 	for _, u := range r.seq {
 		ld += s.demand[u]
 	}
-	r.ld = ld
-	st.setFill(v, k, ld)
+	st.setLoad(v, k, ld)
 	r.cost = 0
 	if k > 0 {
 		r.cost = float64(edges) + s.fixed[v]
@@ -354,7 +346,7 @@ func (s *solver) insert(st *state, u, v, q int) {
 // firstEmpty returns the lowest-index vehicle of type t without orders, or -1.
 func (s *solver) firstEmpty(st *state, t int) int {
 	for _, v := range s.types[t] {
-		if st.fill[v].orders == 0 {
+		if !st.used(v) {
 			return v
 		}
 	}
@@ -382,7 +374,7 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 	in, out := s.legsIn[(u+1)*s.size:(u+2)*s.size], s.legs[(u+1)*s.size:(u+2)*s.size] // legs into and out of u
 	obj := s.objLeg
 	try := func(v int) {
-		if !s.soft && !fitsCapacity(st.fill[v].load+d, s.capacity[v]) {
+		if !s.soft && !fitsCapacity(st.load[v]+d, s.capacity[v]) {
 			return
 		}
 		r := &st.routes[v]
@@ -601,11 +593,8 @@ func (s *solver) verify(st *state, where string) {
 				panic(fmt.Sprintf("%s: vehicle %d tail[%d] %+v, want %+v", where, v, i, got, want))
 			}
 		}
-		if ld != r.ld {
-			panic(fmt.Sprintf("%s: vehicle %d load %v, want %v", where, v, r.ld, ld))
-		}
-		if f, busy := st.fill[v], st.busy[v>>6]>>(v&63)&1 == 1; f.orders != k || f.load != ld || busy != (k > 0) {
-			panic(fmt.Sprintf("%s: vehicle %d fill %+v busy %v, want %d orders, load %v", where, v, f, busy, k, ld))
+		if ld != st.load[v] || st.used(v) != (k > 0) {
+			panic(fmt.Sprintf("%s: vehicle %d load %v used %v, want %v and %d orders", where, v, st.load[v], st.used(v), ld, k))
 		}
 		full := s.evalSeq(v, r.seq)
 		if !r.stale && full != r.full {
