@@ -8,17 +8,24 @@ import (
 // improveEps is the smallest cost decrease that counts as an improvement.
 const improveEps = 1e-7
 
-// interMaxString is the longest string the local search relocates to
-// another route, always in its order (reversed strings, which HGS and PyVRP
-// leave out too, made the search slower and the plans no better). In soft
-// mode, the genetic search's local search of every child, strings of 3
-// made a child slower and the plans no better: without them, mean gap over
-// 3 seeds on Solomon at 1.5 s 0.127 % against 0.152 %, on gh200-sample at
-// 5 s 0.123 % against 0.175 %, gh400-sample at 30 s within noise. In hard
-// mode, which polishes the new best plans of ruin-and-recreate, strings
-// of 3 stay: without them the 500-order city problem at 10 s was 0.6 %
-// dearer (seeds 1-6: 951,446 against 945,225). See docs/PERFORMANCE.md.
-func (s *solver) interMaxString() int {
+// maxString is the longest string of orders the local search moves. Between
+// routes a string keeps its order (reversed strings, which HGS and PyVRP
+// leave out too, made the search slower and the plans no better); within a
+// route it may be reversed. In soft mode, the genetic search's local search
+// of every child, strings of 3 made a child slower and the plans no better:
+//   - between routes, without them, mean gap over 3 seeds on Solomon at
+//     1.5 s 0.127 % against 0.152 %, on gh200-sample at 5 s 0.123 % against
+//     0.175 %, gh400-sample at 30 s within noise;
+//   - within a route (HGS's limit too), on Solomon's five worst instances at
+//     1.5 s a seed with one above 1 % at 30 seeds of 48 against 34, on
+//     gh200-sample at 5 s 0.040 % against 0.064 % (4 seeds), all of Solomon
+//     at 1.5 s and gh400-sample at 30 s level.
+//
+// In hard mode, which polishes the new best plans of ruin-and-recreate,
+// strings of 3 stay: without them between routes the 500-order city problem
+// at 10 s was 0.6 % dearer (seeds 1-6: 951,446 against 945,225). See
+// docs/PERFORMANCE.md.
+func (s *solver) maxString() int {
 	if s.soft {
 		return 2
 	}
@@ -30,8 +37,8 @@ func (s *solver) interMaxString() int {
 //
 //   - relocate / or-opt: move a string of orders starting at u next to a
 //     neighbour w (before or after it): to another route, 1..2 orders in
-//     their order (1..3 in hard mode, see interMaxString); within the
-//     route, 1..3 orders forward or reversed;
+//     their order; within the route, 1..2 orders forward or reversed
+//     (1..3 in hard mode, see maxString);
 //   - swap u with w;
 //   - 2-opt* (between routes): exchange the tails after u and after (or
 //     from) w;
@@ -181,7 +188,7 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 	// The string's service, load and inner edges grow with L; the legs
 	// into it are read from the first order's row of legsIn (see arcIn).
 	strSvc, strLoad, strEdges := 0, 0.0, 0
-	for L, maxL := 1, s.interMaxString(); L <= maxL && i+L <= ka; L++ {
+	for L, maxL := 1, s.maxString(); L <= maxL && i+L <= ka; L++ {
 		str := ra.seq[i : i+L]
 		first, last := str[0]+1, str[L-1]+1
 		strSvc += s.single[last-1].svc
@@ -364,7 +371,7 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 	bound := func(de int) float64 { return s.bound(v, k, e0+de, r.full.svc) }
 
 	// Relocate / or-opt within the route: seq[i:i+L] goes before position q.
-	for L := 1; L <= 3 && i+L <= k; L++ {
+	for L, maxL := 1, s.maxString(); L <= maxL && i+L <= k; L++ {
 		if j >= i && j < i+L {
 			break // w inside the string
 		}
