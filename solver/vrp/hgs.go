@@ -76,6 +76,17 @@ const (
 	// 1.5 s 0.088 % against 0.115 %, gh400-sample at 30 s 0.393 % against
 	// 0.447 %, gh200-sample at 5 s level (docs/PERFORMANCE.md).
 	hgsInitialTimeWarp = 3.0
+	// hgsEAXShare of the crossovers are EAX (eax.go) where useEAX allows
+	// it, the rest SREX: one vehicle type, short routes and at most
+	// hgsEAXMaxOrders orders. With strings of 3 within a route
+	// (maxStringWithin), all of Solomon at 1.5 s had its worst instance at
+	// or under 1 % at 13 seeds of 20 against 6 (mean 0.079 % against
+	// 0.093 %); the short-route files of gh200 at 5 s and 30 s were level
+	// (0.053 % against 0.059 %, 0.011 % against 0.020 %), those of gh400
+	// at 30 s worse (0.510 % against 0.449 %, 8 seeds). On long routes EAX
+	// was worse on Solomon's R2 files (docs/PERFORMANCE.md).
+	hgsEAXShare     = 0.5
+	hgsEAXMaxOrders = 200
 )
 
 // individual is one plan of the population.
@@ -125,6 +136,7 @@ type hgs struct {
 	missing []int
 	rank    []ranked
 	stamp   int
+	ex      eaxScratch
 }
 
 // ranked is a member's diversity with its cost rank, for fitness.
@@ -231,7 +243,7 @@ func (h *hgs) run(until int) bool {
 			h.loadSeqs(h.work, a.seqs)
 			s.ruin(h.work, ruinAvgRemoved)
 			s.recreate(h.work, math.Inf(1))
-		} else {
+		} else if !s.edgeAssembly || s.rng.Float64() >= hgsEAXShare || !h.eax(a, b, h.work) {
 			h.crossover(a, b)
 		}
 		s.localSearch(h.work)
@@ -277,13 +289,15 @@ func (h *hgs) granular() int {
 	return h.granStart + int(frac*frac*float64(neighbourCount-h.granStart))
 }
 
-// classify sets s.longRoutes and s.longBudget once per solve, before the
-// neighbour lists are built: they decide how the neighbours are ranked
-// (byWindows), how wide the genetic search starts (wideFromStart) and
-// whether its local search runs RELOCATE* and SWAP* (intensify, read at
-// every local search).
+// classify sets s.longRoutes, s.longBudget and s.edgeAssembly once per
+// solve, before the neighbour lists are built: they decide how the
+// neighbours are ranked (byWindows), how wide the genetic search starts
+// (wideFromStart), whether its local search runs RELOCATE* and SWAP*
+// (intensify, read at every local search) and whether it uses EAX
+// (useEAX).
 func (s *solver) classify() {
 	s.longRoutes, s.longBudget = s.hasLongRoutes(), s.hasLongBudget()
+	s.edgeAssembly = s.useEAX()
 }
 
 // wideFromStart reports whether the genetic search tries all neighbours

@@ -32,13 +32,25 @@ func (s *solver) maxString() int {
 	return 3
 }
 
+// maxStringWithin is the longest string moved within a route: maxString,
+// except that strings of 3 stay in soft mode where the genetic search uses
+// EAX. The two came together: EAX alone left Solomon at 1.5 s level, and
+// its children, whose routes EAX rewires edge by edge, are worth the
+// slower local search (see useEAX and docs/PERFORMANCE.md).
+func (s *solver) maxStringWithin() int {
+	if s.edgeAssembly {
+		return 3
+	}
+	return s.maxString()
+}
+
 // localSearch applies first-improvement moves around each order's nearest
 // neighbours until no move improves (or time is up):
 //
 //   - relocate / or-opt: move a string of orders starting at u next to a
 //     neighbour w (before or after it): to another route, 1..2 orders in
 //     their order; within the route, 1..2 orders forward or reversed
-//     (1..3 in hard mode, see maxString);
+//     (1..3 in hard mode or with EAX, see maxStringWithin);
 //   - swap u with w;
 //   - 2-opt* (between routes): exchange the tails after u and after (or
 //     from) w;
@@ -371,7 +383,7 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 	bound := func(de int) float64 { return s.bound(v, k, e0+de, r.full.svc) }
 
 	// Relocate / or-opt within the route: seq[i:i+L] goes before position q.
-	for L, maxL := 1, s.maxString(); L <= maxL && i+L <= k; L++ {
+	for L, maxL := 1, s.maxStringWithin(); L <= maxL && i+L <= k; L++ {
 		if j >= i && j < i+L {
 			break // w inside the string
 		}

@@ -89,10 +89,11 @@ type solver struct {
 	// granular limits the local search to the first granular neighbours of
 	// each order (0 = all); the genetic search widens it over the run.
 	granular int
-	// longRoutes and longBudget are set once by newSolver (see classify);
-	// swap is the cache of RELOCATE* and SWAP* (swapstar.go).
-	longRoutes, longBudget bool
-	swap                   swapCache
+	// longRoutes, longBudget and edgeAssembly are set once by newSolver
+	// (see classify); swap is the cache of RELOCATE* and SWAP*
+	// (swapstar.go).
+	longRoutes, longBudget, edgeAssembly bool
+	swap                                 swapCache
 
 	iterations int // ruin-and-recreate iterations done (diagnostics)
 	blinkGap   int // positions left before the next blink (see blinked)

@@ -21,6 +21,7 @@ type Switches struct {
 	FixedGranular      bool // genetic search: the local search always tries all 40 neighbours
 	NoSwapStar         bool // genetic search: no SWAP* or RELOCATE* after the node moves
 	EdgeProximity      bool // genetic search on short routes: neighbours by edges only, not also by time windows
+	NoEAX              bool // genetic search on short routes: every crossover SREX, strings of at most 2 within a route
 }
 
 // piece is one switch with its --ablate name and description.
@@ -36,6 +37,7 @@ var names = []piece{
 	{"skip-tested", "local search re-tests unchanged pairs", func(s *Switches) { s.RetestAll = true }},
 	{"granular-growth", "genetic search tries all 40 neighbours from the start, not 20 growing to 40", func(s *Switches) { s.FixedGranular = true }},
 	{"swap-star", "genetic search without SWAP* and RELOCATE* between routes on short-route problems", func(s *Switches) { s.NoSwapStar = true }},
+	{"eax", "genetic search on short-route problems without EAX crossovers and with strings of at most 2 orders moved within a route", func(s *Switches) { s.NoEAX = true }},
 	{"window-proximity", "short-route problems of the genetic search rank neighbours by edges only, not also by how their windows follow", func(s *Switches) { s.EdgeProximity = true }},
 }
 
