@@ -34,9 +34,9 @@ func (s *solver) maxString() int {
 
 // maxStringWithin is the longest string moved within a route: maxString,
 // except that strings of 3 stay in soft mode where the genetic search uses
-// EAX. The two came together: EAX alone left Solomon at 1.5 s level, and
-// its children, whose routes EAX rewires edge by edge, are worth the
-// slower local search (see useEAX and docs/PERFORMANCE.md).
+// EAX (useEAX). They were measured together: EAX alone and strings of 3
+// alone each left all of Solomon at 1.5 s level on its worst instance;
+// both, on short routes only, made it better (see hgsEAXShare).
 func (s *solver) maxStringWithin() int {
 	if s.edgeAssembly {
 		return 3
