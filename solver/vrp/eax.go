@@ -119,25 +119,31 @@ func (h *hgs) abCycles(a, b *individual) bool {
 // no free edge is dropped (its edges stay used).
 func (h *hgs) walkFrom(a, b *individual, start int) {
 	s, x := h.s, &h.ex
-	takeDepot := func(list *[]int) int {
-		l := *list
+	// atDepot records a visit of the depot that needs an edge from free:
+	// the first such visit is remembered in mine; at a later one, the walk
+	// since then closes a cycle, and visits of the other phase after it
+	// are forgotten. It returns the other end of a random free edge, or -1.
+	atDepot := func(mine, other, free *[]int) int {
+		if len(*mine) == 0 {
+			*mine = append(*mine, len(x.walk)-1)
+		} else {
+			j := (*mine)[len(*mine)-1]
+			x.edges = append(x.edges, x.walk[j+1:]...)
+			x.cycleEnd = append(x.cycleEnd, len(x.edges))
+			x.walk = x.walk[:j+1]
+			for len(*other) > 0 && (*other)[len(*other)-1] > j {
+				*other = (*other)[:len(*other)-1]
+			}
+		}
+		l := *free
 		if len(l) == 0 {
 			return -1
 		}
 		k := s.rng.IntN(len(l))
 		v := l[k]
 		l[k] = l[len(l)-1]
-		*list = l[:len(l)-1]
+		*free = l[:len(l)-1]
 		return v
-	}
-	closeAt := func(pos *[]int, other *[]int) {
-		j := (*pos)[len(*pos)-1]
-		x.edges = append(x.edges, x.walk[j+1:]...)
-		x.cycleEnd = append(x.cycleEnd, len(x.edges))
-		x.walk = x.walk[:j+1]
-		for len(*other) > 0 && (*other)[len(*other)-1] > j {
-			*other = (*other)[:len(*other)-1]
-		}
 	}
 	x.walk, x.atDepotA, x.atDepotB = x.walk[:0], x.atDepotA[:0], x.atDepotB[:0]
 	y := start // the walk is at y and needs a's edge out of it
@@ -147,12 +153,7 @@ func (h *hgs) walkFrom(a, b *individual, start int) {
 		}
 		var q int // head of a's edge out of y
 		if y == 0 {
-			if len(x.atDepotA) > 0 {
-				closeAt(&x.atDepotA, &x.atDepotB)
-			} else {
-				x.atDepotA = append(x.atDepotA, len(x.walk)-1)
-			}
-			if q = takeDepot(&x.depotA); q < 0 {
+			if q = atDepot(&x.atDepotA, &x.atDepotB, &x.depotA); q < 0 {
 				return
 			}
 		} else {
@@ -168,12 +169,7 @@ func (h *hgs) walkFrom(a, b *individual, start int) {
 		x.walk = append(x.walk, eaxEdge{fromA: true, tail: y, head: q})
 		var t int // tail of b's edge into q
 		if q == 0 {
-			if len(x.atDepotB) > 0 {
-				closeAt(&x.atDepotB, &x.atDepotA)
-			} else {
-				x.atDepotB = append(x.atDepotB, len(x.walk)-1)
-			}
-			if t = takeDepot(&x.depotB); t < 0 {
+			if t = atDepot(&x.atDepotB, &x.atDepotA, &x.depotB); t < 0 {
 				return
 			}
 		} else {
