@@ -56,8 +56,7 @@ func (s *solver) useEAX() bool {
 
 // eax builds a child of a and b into st by EAX; false when it cannot (the
 // parents plan different orders, they share every edge, or the child needs
-// more routes than there are vehicles), and then st is left as it was or
-// holds a partial child that the caller overwrites.
+// more routes than there are vehicles), and then st is left as it was.
 func (h *hgs) eax(a, b *individual, st *state) bool {
 	if !h.abCycles(a, b) {
 		return false
