@@ -38,12 +38,18 @@ type eaxScratch struct {
 	atDepotA, atDepotB []int
 	edges              []eaxEdge // every cycle's edges, one after the other
 	cycleEnd           []int     // end of each cycle in edges
+	union              []eaxEdge // the edges of the cycles applied
 	starts             []int
 	succ, pred         []int // the child's, node ids, per order
 	firsts             []int // the child's route starts (node ids), -1 once removed
 	subtour            []int
 	seen               []int // per order, compared with stamp
 	stamp              int
+	// Per order, equal to touchStamp when one of its edges changed: the
+	// child's routes holding such an order are listed in routes.
+	touched    []int
+	touchStamp int
+	routes     []int
 }
 
 // useEAX reports whether half the crossovers of the genetic search are EAX:
@@ -54,20 +60,42 @@ func (s *solver) useEAX() bool {
 	return !s.ab.NoEAX && len(s.types) == 1 && !s.longRoutes && s.nAssignable <= hgsEAXMaxOrders
 }
 
-// eax builds a child of a and b into st by EAX; false when it cannot (the
-// parents plan different orders, they share every edge, or the child needs
-// more routes than there are vehicles), and then st is left as it was.
+// eax builds a child of a and b into st by EAX: a with two random
+// AB-cycles applied (one when there is only one), and lists in h.ex.routes
+// the child's routes that changed (see eaxChild). It reports false when it
+// cannot (the parents plan different orders, they share every edge, or the
+// child needs more routes than there are vehicles), and then st is left as
+// it was.
+//
+// Two cycles make children further from a than one; that helped rc102,
+// whose good plans differ from a stuck one in many routes, and cost r108,
+// whose children then took longer to polish, which the local search of
+// the changed routes alone (see hgsEAXShare) gives back.
 func (h *hgs) eax(a, b *individual, st *state) bool {
 	if !h.abCycles(a, b) {
 		return false
 	}
 	x := &h.ex
-	c := h.s.rng.IntN(len(x.cycleEnd))
+	n := len(x.cycleEnd)
+	c := h.s.rng.IntN(n)
+	if n == 1 {
+		return h.eaxChild(a, x.cycle(c), st)
+	}
+	d := h.s.rng.IntN(n - 1)
+	if d >= c {
+		d++
+	}
+	x.union = append(append(x.union[:0], x.cycle(c)...), x.cycle(d)...)
+	return h.eaxChild(a, x.union, st)
+}
+
+// cycle is AB-cycle c's edges.
+func (x *eaxScratch) cycle(c int) []eaxEdge {
 	from := 0
 	if c > 0 {
 		from = x.cycleEnd[c-1]
 	}
-	return h.eaxChild(a, x.edges[from:x.cycleEnd[c]], st)
+	return x.edges[from:x.cycleEnd[c]]
 }
 
 // abCycles collects the AB-cycles of a and b in h.ex; false when there are
@@ -77,7 +105,7 @@ func (h *hgs) abCycles(a, b *individual) bool {
 	n := s.n
 	if len(x.doneA) != n {
 		x.doneA, x.doneB = make([]bool, n), make([]bool, n)
-		x.succ, x.pred, x.seen = make([]int, n), make([]int, n), make([]int, n)
+		x.succ, x.pred, x.seen, x.touched = make([]int, n), make([]int, n), make([]int, n), make([]int, n)
 	}
 	x.depotA, x.depotB, x.starts = x.depotA[:0], x.depotB[:0], x.starts[:0]
 	for u := range n {
@@ -187,8 +215,10 @@ func (h *hgs) walkFrom(a, b *individual, start int) {
 	}
 }
 
-// eaxChild applies cycle to a, merges the subtours into routes and loads
-// the result into st.
+// eaxChild applies cycle (the edges of one or more AB-cycles) to a, merges
+// the subtours into routes, loads the result into st and lists in x.routes
+// the routes of st that hold an order whose edges changed: every route that
+// is not one of a's.
 func (h *hgs) eaxChild(a *individual, cycle []eaxEdge, st *state) bool {
 	s, x := h.s, &h.ex
 	n := s.n
@@ -208,6 +238,14 @@ func (h *hgs) eaxChild(a *individual, cycle []eaxEdge, st *state) bool {
 					x.firsts[i] = -1
 					break
 				}
+			}
+		}
+	}
+	x.touchStamp++
+	for _, e := range cycle {
+		for _, v := range [2]int{e.tail, e.head} {
+			if v > 0 {
+				x.touched[v-1] = x.touchStamp
 			}
 		}
 	}
@@ -270,6 +308,15 @@ func (h *hgs) eaxChild(a *individual, cycle []eaxEdge, st *state) bool {
 		}
 	}
 	h.loadSeqs(st, h.seqs)
+	x.routes = x.routes[:0]
+	for v, seq := range h.seqs {
+		for _, u := range seq {
+			if x.touched[u] == x.touchStamp {
+				x.routes = append(x.routes, v)
+				break
+			}
+		}
+	}
 	return true
 }
 
@@ -277,7 +324,8 @@ func (h *hgs) eaxChild(a *individual, cycle []eaxEdge, st *state) bool {
 // order w of it and a neighbour v of w on a route, either v's edge out and
 // the subtour's edge into w, or v's edge in and the subtour's edge out of
 // w, are swapped for the two edges that link them, whichever of these
-// exchanges adds least. The subtour's orders are then marked seen.
+// exchanges adds least. The subtour's orders are then marked seen, and
+// they and v touched.
 func (h *hgs) mergeSubtour(u, stamp int) bool {
 	s, x := h.s, &h.ex
 	sub := x.subtour[:0]
@@ -337,6 +385,8 @@ func (h *hgs) mergeSubtour(u, stamp int) bool {
 	}
 	for _, o := range sub {
 		x.seen[o] = stamp
+		x.touched[o] = x.touchStamp
 	}
+	x.touched[v] = x.touchStamp
 	return true
 }

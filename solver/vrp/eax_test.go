@@ -103,7 +103,9 @@ func TestABCycles(t *testing.T) {
 }
 
 // TestEAXChildren: every child plans each of a's orders once, in at most
-// as many routes as there are vehicles, and the children are new plans.
+// as many routes as there are vehicles, the children are new plans, and
+// every route of a child that is not one of a's is listed as changed (the
+// local search polishes only those).
 func TestEAXChildren(t *testing.T) {
 	cases := []genConfig{
 		{orders: 90, vehicles: 14, side: 15000, windowShare: 0.6, capFactor: 1.2, objective: ObjectiveDistance},
@@ -115,12 +117,28 @@ func TestEAXChildren(t *testing.T) {
 			for seed := range uint64(6) {
 				h, a, b := eaxParents(t, seed, c)
 				ea := edgeSet(a)
+				routesA := map[string]bool{}
+				for _, seq := range a.seqs {
+					routesA[fmt.Sprint(seq)] = true
+				}
 				for range 20 {
 					if !h.eax(a, b, h.work) {
 						continue
 					}
 					built++
 					st := h.work
+					listed := map[int]bool{}
+					for _, v := range h.ex.routes {
+						if listed[v] || len(st.routes[v].seq) == 0 {
+							t.Fatalf("seed %d: route %d listed twice or empty: %v", seed, v, h.ex.routes)
+						}
+						listed[v] = true
+					}
+					for v := range st.routes {
+						if seq := st.routes[v].seq; len(seq) > 0 && !routesA[fmt.Sprint(seq)] && !listed[v] {
+							t.Fatalf("seed %d: route %d %v is new but not listed as changed (%v)", seed, v, seq, h.ex.routes)
+						}
+					}
 					count := make([]int, h.s.n)
 					for v := range st.routes {
 						for _, u := range st.routes[v].seq {

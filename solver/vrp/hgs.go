@@ -86,7 +86,11 @@ const (
 	// at 5 s (0.055 % against 0.060 %, 12 seeds) and at 30 s (0.011 %
 	// against 0.020 %, 6 seeds), those of gh400 at 30 s worse (0.510 %
 	// against 0.449 %, 8 seeds), hence the limit. On long routes EAX was
-	// worse on Solomon's R2 files (docs/PERFORMANCE.md).
+	// worse on Solomon's R2 files. Two AB-cycles per child with only the
+	// changed routes searched (see eax) against one cycle and a full
+	// search: Solomon at 1.5 s at or under 1 % at 21 seeds of 48 against
+	// 18 (mean 0.088 % against 0.092 %), gh200's short-route files at 5 s
+	// 0.057 % against 0.062 % (20 seeds; docs/PERFORMANCE.md).
 	hgsEAXShare     = 0.5
 	hgsEAXMaxOrders = 200
 )
@@ -241,14 +245,19 @@ func (h *hgs) run(until int) bool {
 		for k := 0; k < 10 && b == a; k++ {
 			b = h.tournament()
 		}
+		edgeAssembled := false
 		if !s.ab.NoRuinMutation && s.rng.Float64() < hgsRuinShare {
 			h.loadSeqs(h.work, a.seqs)
 			s.ruin(h.work, ruinAvgRemoved)
 			s.recreate(h.work, math.Inf(1))
-		} else if !s.edgeAssembly || s.rng.Float64() >= hgsEAXShare || !h.eax(a, b, h.work) {
+		} else if edgeAssembled = s.edgeAssembly && s.rng.Float64() < hgsEAXShare && h.eax(a, b, h.work); !edgeAssembled {
 			h.crossover(a, b)
 		}
-		s.localSearch(h.work)
+		if edgeAssembled {
+			s.localSearchRoutes(h.work, h.ex.routes)
+		} else {
+			s.localSearch(h.work)
+		}
 		ind := h.capture(h.work)
 		h.register(ind)
 		h.add(ind)
