@@ -45,11 +45,6 @@ type eaxScratch struct {
 	subtour            []int
 	seen               []int // per order, compared with stamp
 	stamp              int
-	// Per order, equal to touchStamp when one of its edges changed: the
-	// child's routes holding such an order are listed in routes.
-	touched    []int
-	touchStamp int
-	routes     []int
 }
 
 // useEAX reports whether half the crossovers of the genetic search are EAX:
@@ -61,8 +56,7 @@ func (s *solver) useEAX() bool {
 }
 
 // eax builds a child of a and b into st by EAX: a with two random
-// AB-cycles applied (one when there is only one), and lists in h.ex.routes
-// the child's routes that changed (see eaxChild). It reports false when it
+// AB-cycles applied (one when there is only one). It reports false when it
 // cannot (the parents plan different orders, they share every edge, or the
 // child needs more routes than there are vehicles), and then st is left as
 // it was.
@@ -105,7 +99,7 @@ func (h *hgs) abCycles(a, b *individual) bool {
 	n := s.n
 	if len(x.doneA) != n {
 		x.doneA, x.doneB = make([]bool, n), make([]bool, n)
-		x.succ, x.pred, x.seen, x.touched = make([]int, n), make([]int, n), make([]int, n), make([]int, n)
+		x.succ, x.pred, x.seen = make([]int, n), make([]int, n), make([]int, n)
 	}
 	x.depotA, x.depotB, x.starts = x.depotA[:0], x.depotB[:0], x.starts[:0]
 	for u := range n {
@@ -216,9 +210,7 @@ func (h *hgs) walkFrom(a, b *individual, start int) {
 }
 
 // eaxChild applies cycle (the edges of one or more AB-cycles) to a, merges
-// the subtours into routes, loads the result into st and lists in x.routes
-// the routes of st that hold an order whose edges changed: every route that
-// is not one of a's.
+// the subtours into routes and loads the result into st.
 func (h *hgs) eaxChild(a *individual, cycle []eaxEdge, st *state) bool {
 	s, x := h.s, &h.ex
 	n := s.n
@@ -238,14 +230,6 @@ func (h *hgs) eaxChild(a *individual, cycle []eaxEdge, st *state) bool {
 					x.firsts[i] = -1
 					break
 				}
-			}
-		}
-	}
-	x.touchStamp++
-	for _, e := range cycle {
-		for _, v := range [2]int{e.tail, e.head} {
-			if v > 0 {
-				x.touched[v-1] = x.touchStamp
 			}
 		}
 	}
@@ -308,15 +292,6 @@ func (h *hgs) eaxChild(a *individual, cycle []eaxEdge, st *state) bool {
 		}
 	}
 	h.loadSeqs(st, h.seqs)
-	x.routes = x.routes[:0]
-	for v, seq := range h.seqs {
-		for _, u := range seq {
-			if x.touched[u] == x.touchStamp {
-				x.routes = append(x.routes, v)
-				break
-			}
-		}
-	}
 	return true
 }
 
@@ -324,8 +299,7 @@ func (h *hgs) eaxChild(a *individual, cycle []eaxEdge, st *state) bool {
 // order w of it and a neighbour v of w on a route, either v's edge out and
 // the subtour's edge into w, or v's edge in and the subtour's edge out of
 // w, are swapped for the two edges that link them, whichever of these
-// exchanges adds least. The subtour's orders are then marked seen, and
-// they and v touched.
+// exchanges adds least. The subtour's orders are then marked seen.
 func (h *hgs) mergeSubtour(u, stamp int) bool {
 	s, x := h.s, &h.ex
 	sub := x.subtour[:0]
@@ -385,8 +359,6 @@ func (h *hgs) mergeSubtour(u, stamp int) bool {
 	}
 	for _, o := range sub {
 		x.seen[o] = stamp
-		x.touched[o] = x.touchStamp
 	}
-	x.touched[v] = x.touchStamp
 	return true
 }

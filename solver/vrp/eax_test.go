@@ -3,6 +3,7 @@ package vrp
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 )
@@ -104,8 +105,8 @@ func TestABCycles(t *testing.T) {
 
 // TestEAXChildren: every child plans each of a's orders once, in at most
 // as many routes as there are vehicles, the children are new plans, and
-// every route of a child that is not one of a's is listed as changed (the
-// local search polishes only those).
+// changedRoutes lists exactly the routes of a child that are not one of
+// a's (the local search polishes only those).
 func TestEAXChildren(t *testing.T) {
 	cases := []genConfig{
 		{orders: 90, vehicles: 14, side: 15000, windowShare: 0.6, capFactor: 1.2, objective: ObjectiveDistance},
@@ -127,16 +128,16 @@ func TestEAXChildren(t *testing.T) {
 					}
 					built++
 					st := h.work
-					listed := map[int]bool{}
-					for _, v := range h.ex.routes {
-						if listed[v] || len(st.routes[v].seq) == 0 {
-							t.Fatalf("seed %d: route %d listed twice or empty: %v", seed, v, h.ex.routes)
+					changed := map[int]bool{}
+					for _, v := range h.changedRoutes(a, st) {
+						if changed[v] || len(st.routes[v].seq) == 0 {
+							t.Fatalf("seed %d: route %d listed twice or empty", seed, v)
 						}
-						listed[v] = true
+						changed[v] = true
 					}
 					for v := range st.routes {
-						if seq := st.routes[v].seq; len(seq) > 0 && !routesA[fmt.Sprint(seq)] && !listed[v] {
-							t.Fatalf("seed %d: route %d %v is new but not listed as changed (%v)", seed, v, seq, h.ex.routes)
+						if seq := st.routes[v].seq; len(seq) > 0 && routesA[fmt.Sprint(seq)] == changed[v] {
+							t.Fatalf("seed %d: route %d %v is one of a's: %v, listed as changed: %v", seed, v, seq, routesA[fmt.Sprint(seq)], changed[v])
 						}
 					}
 					count := make([]int, h.s.n)
@@ -209,5 +210,63 @@ func TestUseEAX(t *testing.T) {
 				t.Fatalf("maxStringWithin in soft mode = %d, want %d", got, want)
 			}
 		})
+	}
+}
+
+// TestChangedRoutes: a child's routes that are one of a's on a vehicle of
+// the same type are unchanged; a route whose orders moved, or that moved
+// to a vehicle of another type, is changed.
+func TestChangedRoutes(t *testing.T) {
+	p := genProblem(3, genConfig{orders: 40, vehicles: 10, side: 15000, windowShare: 0.5, capFactor: 2, objective: ObjectiveDistance, hetero: true})
+	s := newSolver(context.Background(), p, Options{Threads: 1, Seed: 3, TimeLimit: time.Minute}, time.Now())
+	st := s.newState()
+	s.construct(st)
+	h := s.newHGS(st)
+	a := h.capture(st)
+	// used is a's first route with at least two orders; empty a vehicle of
+	// another type without orders.
+	used, empty := -1, -1
+	for v, seq := range a.seqs {
+		if used < 0 && len(seq) >= 2 {
+			used = v
+		}
+	}
+	for v, seq := range a.seqs {
+		if used >= 0 && len(seq) == 0 && s.typeOf[v] != s.typeOf[used] {
+			empty = v
+			break
+		}
+	}
+	if used < 0 || empty < 0 {
+		t.Fatalf("no route of two orders with an empty vehicle of another type: %v", a.seqs)
+	}
+	with := func(change func(seqs [][]int)) []int {
+		seqs := make([][]int, len(a.seqs))
+		for v := range a.seqs {
+			seqs[v] = slices.Clone(a.seqs[v])
+		}
+		change(seqs)
+		child := s.newState()
+		h.loadSeqs(child, seqs)
+		return h.changedRoutes(a, child)
+	}
+	cases := []struct {
+		name   string
+		change func(seqs [][]int)
+		want   []int
+	}{
+		{"a itself", func([][]int) {}, nil},
+		{"two orders swapped", func(seqs [][]int) {
+			r := seqs[used]
+			r[0], r[1] = r[1], r[0]
+		}, []int{used}},
+		{"a route on another type", func(seqs [][]int) {
+			seqs[empty], seqs[used] = seqs[used], nil
+		}, []int{empty}},
+	}
+	for _, c := range cases {
+		if got := with(c.change); !slices.Equal(got, c.want) {
+			t.Errorf("%s: changed routes %v, want %v", c.name, got, c.want)
+		}
 	}
 }
