@@ -4,13 +4,14 @@ import "math"
 
 // Edge assembly crossover (EAX; Nagata, Bräysy & Dullaert 2010, "A
 // penalty-based edge assembly memetic algorithm for the vehicle routing
-// problem with time windows"), its single strategy. The edges in which two
-// parents differ split into AB-cycles, each alternating an edge of a with
-// an edge of b walked backwards. The child is a with one random AB-cycle
-// applied: its edges of a removed, its edges of b added. That leaves every
-// order with one predecessor and one successor, but some may now form
-// subtours apart from the depot; each subtour is merged into a route next
-// to a neighbour, by the exchange of two edges that costs least. Where SREX
+// problem with time windows"). The edges in which two parents differ
+// split into AB-cycles, each alternating an edge of a with an edge of b
+// walked backwards. The child is a with two random AB-cycles applied (the
+// paper's single strategy applies one; see eax): their edges of a removed,
+// their edges of b added. That leaves every order with one predecessor
+// and one successor, but some may now form subtours apart from the depot;
+// each subtour is merged into a route next to a neighbour, by the exchange
+// of two edges that costs least. Where SREX
 // (crossover) moves whole routes, EAX moves a few edges across several
 // routes: on short-route problems, where a plan near the best-known one
 // differs from it in strings of orders spread over many routes, that is

@@ -85,12 +85,14 @@ const (
 	// rc102 and rc103 got better. The short-route files of gh200 were level
 	// at 5 s (0.055 % against 0.060 %, 12 seeds) and at 30 s (0.011 %
 	// against 0.020 %, 6 seeds), those of gh400 at 30 s worse (0.510 %
-	// against 0.449 %, 8 seeds), hence the limit. On long routes EAX was
-	// worse on Solomon's R2 files. Two AB-cycles per child with only the
-	// changed routes searched (see eax) against one cycle and a full
-	// search: Solomon at 1.5 s at or under 1 % at 21 seeds of 48 against
-	// 18 (mean 0.088 % against 0.092 %), gh200's short-route files at 5 s
-	// 0.057 % against 0.062 % (20 seeds; docs/PERFORMANCE.md).
+	// against 0.449 %, 8 seeds), hence the limit; with the two changes
+	// below they were level (0.326 % against 0.321 %). On long routes EAX
+	// was worse on Solomon's R2 files. Two AB-cycles per child with only
+	// the changed routes searched (see eax and searchChangedOnly) against
+	// one cycle and a full search: Solomon at 1.5 s at or under 1 % at 21
+	// seeds of 48 against 18 (mean 0.088 % against 0.092 %), gh200's
+	// short-route files at 5 s 0.057 % against 0.062 % (20 seeds;
+	// docs/PERFORMANCE.md).
 	hgsEAXShare     = 0.5
 	hgsEAXMaxOrders = 200
 )
