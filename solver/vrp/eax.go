@@ -11,11 +11,11 @@ import "math"
 // their edges of b added. That leaves every order with one predecessor
 // and one successor, but some may now form subtours apart from the depot;
 // each subtour is merged into a route next to a neighbour, by the exchange
-// of two edges that costs least. Where SREX
-// (crossover) moves whole routes, EAX moves a few edges across several
-// routes: on short-route problems, where a plan near the best-known one
-// differs from it in strings of orders spread over many routes, that is
-// the change the local search cannot make alone (see useEAX).
+// of two edges that costs least. Where SREX (crossover) moves whole
+// routes, EAX moves a few edges across several routes: on short-route
+// problems, where a plan near the best-known one differs from it in
+// strings of orders spread over many routes, that is the change the local
+// search cannot make alone (see useEAX).
 //
 // Locations are node ids here: 0 is the depot, u+1 is order u.
 
@@ -65,7 +65,7 @@ func (s *solver) useEAX() bool {
 // Two cycles make children further from a than one; that helped rc102,
 // whose good plans differ from a stuck one in many routes, and cost r108,
 // whose children then took longer to polish, which the local search of
-// the changed routes alone (see hgsEAXShare) gives back.
+// the changed routes alone (searchChangedOnly) gives back.
 func (h *hgs) eax(a, b *individual, st *state) bool {
 	if !h.abCycles(a, b) {
 		return false

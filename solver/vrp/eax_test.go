@@ -225,12 +225,8 @@ func TestChangedRoutes(t *testing.T) {
 	a := h.capture(st)
 	// used is a's first route with at least two orders; empty a vehicle of
 	// another type without orders.
-	used, empty := -1, -1
-	for v, seq := range a.seqs {
-		if used < 0 && len(seq) >= 2 {
-			used = v
-		}
-	}
+	used := slices.IndexFunc(a.seqs, func(seq []int) bool { return len(seq) >= 2 })
+	empty := -1
 	for v, seq := range a.seqs {
 		if used >= 0 && len(seq) == 0 && s.typeOf[v] != s.typeOf[used] {
 			empty = v
