@@ -164,6 +164,7 @@ func (s *solver) insertMissing(st *state) bool {
 // improveOrder tries the moves of u with its neighbours and applies the first
 // improving one.
 func (s *solver) improveOrder(st *state, u int) bool {
+	s.out.valid = false
 	since := s.tested[u]
 	s.tested[u] = s.moves
 	nb := s.nb[u]
@@ -197,37 +198,25 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 	base := ra.cost + rb.cost - improveEps
 
 	// Relocate: ra.seq[i:i+L] goes, in its order, before position q of b.
-	// The string's service, load and inner edges grow with L; the legs
-	// into it are read from the first order's row of legsIn (see arcIn).
-	strSvc, strLoad, strEdges := 0, 0.0, 0
-	for L, maxL := 1, s.maxString(); L <= maxL && i+L <= ka; L++ {
+	// What does not depend on b (the string and route a without it) is
+	// the same for every neighbour of u (see outStrings).
+	out := s.outOf(st, a, i)
+	for L := 1; L <= out.n; L++ {
+		o := &out.str[L-1]
 		str := ra.seq[i : i+L]
-		first, last := str[0]+1, str[L-1]+1
-		strSvc += s.single[last-1].svc
-		strLoad += s.demand[last-1]
-		if L > 1 {
-			strEdges += s.arc(str[L-2]+1, last)
-		}
-		if !s.soft && !fitsCapacity(st.load[b]+strLoad, s.capacity[b]) {
+		if !s.soft && !fitsCapacity(st.load[b]+o.load, s.capacity[b]) {
 			break
 		}
-		eA := s.edges(&ra.pre[i]) + s.arc(ra.pre[i].last, ra.tail[i+L].first) + s.edges(&ra.tail[i+L])
-		lbA := s.bound(a, ka-L, eA, ra.full.svc-strSvc)
-		if lbA >= base {
+		if o.lbA+o.softA >= base {
 			continue
 		}
-		softA := s.softBound(a, ra.pre[i].tw+ra.tail[i+L].tw, ra.pre[i].load+ra.tail[i+L].load)
-		if lbA+softA >= base {
-			continue
-		}
-		var newA, sg seg
-		haveA, haveSeg := false, false
+		lbA, softA := o.lbA, o.softA
 		for _, q := range [2]int{j, j + 1} {
-			eB := s.edges(&rb.pre[q]) + s.arcIn(rb.pre[q].last, first) + strEdges + s.arc(last, rb.tail[q].first) + s.edges(&rb.tail[q])
-			lbB := s.bound(b, kb+L, eB, rb.full.svc+strSvc)
+			eB := s.edges(&rb.pre[q]) + s.arcIn(rb.pre[q].last, o.first) + o.edges + s.arc(o.last, rb.tail[q].first) + s.edges(&rb.tail[q])
+			lbB := s.bound(b, kb+L, eB, rb.full.svc+o.svc)
 			softB := 0.0
 			if lbA+softA+lbB < base || debugVerify {
-				softB = s.softBound(b, rb.pre[q].tw+rb.tail[q].tw, rb.pre[q].load+strLoad+rb.tail[q].load)
+				softB = s.softBound(b, rb.pre[q].tw+rb.tail[q].tw, rb.pre[q].load+o.load+rb.tail[q].load)
 			}
 			if debugVerify {
 				s.assertBound(lbA, softA, a, s.merge(&ra.pre[i], &ra.tail[i+L]))
@@ -237,17 +226,18 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 			if lbA+softA+lbB+softB >= base {
 				continue
 			}
-			if !haveA {
-				newA, haveA = s.merge(&ra.pre[i], &ra.tail[i+L]), true
+			if !o.haveA {
+				o.newA, o.haveA = s.merge(&ra.pre[i], &ra.tail[i+L]), true
+				o.costA = s.pcost(a, &o.newA)
 			}
-			if !s.admits(a, &newA) {
+			if !s.admits(a, &o.newA) {
 				break
 			}
-			if !haveSeg {
-				sg, haveSeg = s.chain(&emptySeg, str), true
+			if !o.haveSeg {
+				o.seg, o.haveSeg = s.chain(&emptySeg, str), true
 			}
-			newB := s.merge3(&rb.pre[q], &sg, &rb.tail[q])
-			if !s.admits(b, &newB) || s.pcost(a, &newA)+s.pcost(b, &newB) >= base {
+			newB := s.merge3(&rb.pre[q], &o.seg, &rb.tail[q])
+			if !s.admits(b, &newB) || o.costA+s.pcost(b, &newB) >= base {
 				continue
 			}
 			bufB := append(append(append(s.bufB[:0], rb.seq[:q]...), str...), rb.seq[q:]...)
@@ -334,6 +324,64 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 		return true
 	}
 	return false
+}
+
+// outStrings describes the strings of up to maxString orders that start at
+// the order improveOrder is testing (at position i of route a), and route a
+// without each of them. None of it depends on the neighbour tried, so
+// interMoves computes it once per improveOrder call (valid) instead of once
+// per neighbour; the segments, dearer, only when a move needs them.
+type outStrings struct {
+	valid bool
+	n     int // strings of 1..n orders fit in the route
+	str   [maxStringLimit]outString
+}
+
+// outString is one string of outStrings.
+type outString struct {
+	first, last int     // locations of its first and last order
+	edges       int     // edges inside it
+	svc         int     // its service seconds
+	load        float64 // its demand
+	lbA, softA  float64 // bounds of route a's cost and penalty without it
+	// route a without it and its cost, and the string as a segment, once
+	// computed (haveA, haveSeg)
+	newA, seg      seg
+	costA          float64
+	haveA, haveSeg bool
+}
+
+// maxStringLimit is the largest value maxString returns.
+const maxStringLimit = 3
+
+// outOf returns s.out for the order at position i of route a, filling it
+// on the first call of an improveOrder call.
+func (s *solver) outOf(st *state, a, i int) *outStrings {
+	out := &s.out
+	if out.valid {
+		return out
+	}
+	out.valid = true
+	ra := &st.routes[a]
+	ka := len(ra.seq)
+	out.n = min(s.maxString(), ka-i)
+	strSvc, strLoad, strEdges := 0, 0.0, 0
+	for L := 1; L <= out.n; L++ {
+		str := ra.seq[i : i+L]
+		first, last := str[0]+1, str[L-1]+1
+		strSvc += s.single[last-1].svc
+		strLoad += s.demand[last-1]
+		if L > 1 {
+			strEdges += s.arc(str[L-2]+1, last)
+		}
+		eA := s.edges(&ra.pre[i]) + s.arc(ra.pre[i].last, ra.tail[i+L].first) + s.edges(&ra.tail[i+L])
+		out.str[L-1] = outString{
+			first: first, last: last, edges: strEdges, svc: strSvc, load: strLoad,
+			lbA:   s.bound(a, ka-L, eA, ra.full.svc-strSvc),
+			softA: s.softBound(a, ra.pre[i].tw+ra.tail[i+L].tw, ra.pre[i].load+ra.tail[i+L].load),
+		}
+	}
+	return out
 }
 
 // closeEdges is edges of pre followed by tail (orders, possibly none, then

@@ -86,6 +86,9 @@ type solver struct {
 	modified   []int
 	tested     []int
 	skipTested bool
+	// out is what interMoves reads of the strings leaving the order
+	// improveOrder is testing; it holds for one improveOrder call.
+	out outStrings
 	// granular limits the local search to the first granular neighbours of
 	// each order (0 = all); the genetic search widens it over the run.
 	granular int
