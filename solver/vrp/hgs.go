@@ -276,7 +276,9 @@ func (h *hgs) run(until int) bool {
 			tw, load := s.twPen, s.loadPen
 			s.twPen, s.loadPen = tw*hgsRepairBoost, load*hgsRepairBoost
 			h.reprice(h.work)
+			s.pricesRose = !s.ab.RetestAll
 			s.localSearch(h.work)
+			s.pricesRose = false
 			s.twPen, s.loadPen = tw, load
 			h.reprice(h.work)
 			if r := h.capture(h.work); r.feasible {

@@ -171,9 +171,11 @@ func (s *solver) improveOrder(st *state, u int) bool {
 	if s.granular > 0 && s.granular < len(nb) {
 		nb = nb[:s.granular]
 	}
+	a := st.routeOf[u]
+	aFree := s.pricesRose && s.feasible(a, &st.routes[a].full)
 	for _, w := range nb {
-		a, b := st.routeOf[u], st.routeOf[w]
-		if b < 0 || s.skipTested && max(s.modified[a], s.modified[b]) <= since {
+		b := st.routeOf[w]
+		if b < 0 || (s.skipTested || aFree && s.feasible(b, &st.routes[b].full)) && max(s.modified[a], s.modified[b]) <= since {
 			continue
 		}
 		s.fresh(st, a)

@@ -86,6 +86,12 @@ type solver struct {
 	modified   []int
 	tested     []int
 	skipTested bool
+	// pricesRose tells the first pass of a local search that the
+	// penalties are at least those of the last one (the genetic search's
+	// repair). A move between two routes without time warp or excess load
+	// adds no less penalty at higher prices, so the pairs of such routes
+	// tested since their last change cannot improve and are skipped too.
+	pricesRose bool
 	// out is what interMoves reads of the strings leaving the order
 	// improveOrder is testing; it holds for one improveOrder call.
 	out outStrings
