@@ -458,17 +458,27 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 				if lb+soft >= limit {
 					continue
 				}
-				buf := s.bufA[:0]
-				var lo, hi int
+				// The string's first order now follows p (forward) or its
+				// last order precedes n (backward), a pair inside the
+				// reordered part: the move adds at least that pair's time
+				// warp to that of the parts it keeps.
+				var lo, hi, pair int
 				if q > i+L {
-					lo, hi = i, q-1
+					lo, hi, pair = i, q-1, s.pairWarp(p, first)
+				} else {
+					lo, hi, pair = q, i+L-1, s.pairWarp(last, n)
+				}
+				if pair > 0 && (!s.soft || lb+soft+s.softBound(v, r.pre[lo].tw+r.tail[hi+1].tw+pair, 0) >= limit) {
+					continue
+				}
+				buf := s.bufA[:0]
+				if q > i+L {
 					buf = append(buf, r.seq[i+L:q]...)
 					buf = append(buf, r.seq[i:i+L]...)
 					if rev {
 						reverse(buf[len(buf)-L:])
 					}
 				} else {
-					lo, hi = q, i+L-1
 					buf = append(buf, r.seq[i:i+L]...)
 					if rev {
 						reverse(buf)
@@ -521,6 +531,13 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 		}
 	}
 	return false
+}
+
+// pairWarp is the time warp of order location x followed by order
+// location y: merge of their single segments, in O(1) from their windows.
+func (s *solver) pairWarp(x, y int) int {
+	sx := &s.single[x-1]
+	return max(sx.e+sx.dur+s.travel(x, y)-s.single[y-1].l, 0)
 }
 
 // tryIntra evaluates replacing seq[lo:hi+1] of route v by mid (the same
