@@ -218,7 +218,11 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 			lbB := s.bound(b, kb+L, eB, rb.full.svc+o.svc)
 			softB := 0.0
 			if lbA+softA+lbB < base || debugVerify {
-				softB = s.softBound(b, rb.pre[q].tw+rb.tail[q].tw, rb.pre[q].load+o.load+rb.tail[q].load)
+				tw := s.insertWarp(rb, q, o.first, o.last)
+				if !s.soft && tw > 0 {
+					continue
+				}
+				softB = s.softBound(b, tw, rb.pre[q].load+o.load+rb.tail[q].load)
 			}
 			if debugVerify {
 				s.assertBound(lbA, softA, a, s.merge(&ra.pre[i], &ra.tail[i+L]))
@@ -531,6 +535,22 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 		}
 	}
 	return false
+}
+
+// insertWarp is a lower bound of the time warp of route r with a string
+// from first to last (order locations) inserted before position q: that
+// of the parts kept, or of the kept parts around the pair the string
+// forms with the order before or after it (time warp only adds up when
+// sequences join).
+func (s *solver) insertWarp(r *route, q, first, last int) int {
+	tw := r.pre[q].tw + r.tail[q].tw
+	if q > 0 {
+		tw = max(tw, r.pre[q-1].tw+s.pairWarp(r.seq[q-1]+1, first)+r.tail[q].tw)
+	}
+	if q < len(r.seq) {
+		tw = max(tw, r.pre[q].tw+s.pairWarp(last, r.seq[q]+1)+r.tail[q+1].tw)
+	}
+	return tw
 }
 
 // pairWarp is the time warp of order location x followed by order
