@@ -547,6 +547,8 @@ func (h *hgs) brokenPairs(a, b *individual) float64 {
 // nonZero is 1 when x is not 0, else 0, without a branch.
 func nonZero(x int32) int32 { return int32((uint32(x) | uint32(-x)) >> 31) }
 
+// add puts ind into its subpopulation and selects survivors when the
+// subpopulation is full.
 func (h *hgs) add(ind *individual) {
 	sub := &h.infeas
 	if ind.feasible {

@@ -201,7 +201,8 @@ func (s *solver) interMoves(st *state, a, i, b, j int) bool {
 
 	// Relocate: ra.seq[i:i+L] goes, in its order, before position q of b.
 	// What does not depend on b (the string and route a without it) is
-	// the same for every neighbour of u (see outStrings).
+	// the same for every neighbour of u (see outStrings). The legs into
+	// the string are read from its first order's row of legsIn (arcIn).
 	out := s.outOf(st, a, i)
 	for L := 1; L <= out.n; L++ {
 		o := &out.str[L-1]
