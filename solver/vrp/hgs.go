@@ -132,8 +132,6 @@ type hgs struct {
 	// penalty bookkeeping since the last update
 	seen, twOK, loadOK int
 
-	planned []int32 // the assignable orders, which brokenPairs compares
-
 	// scratch
 	seqs    [][]int
 	queue   []int
@@ -163,11 +161,6 @@ func (s *solver) newHGS(st *state) *hgs {
 		s: s, work: s.newState(), trial: s.newState(), best: s.newState(),
 		seqs: make([][]int, s.m), visit: make([]int, s.n), inA: make([]int, s.n), inB: make([]int, s.n),
 		selA: make([]int, s.m), score: make([]int, s.m),
-	}
-	for u := range s.n {
-		if s.assignable[u] {
-			h.planned = append(h.planned, int32(u))
-		}
 	}
 	h.best.copyFrom(st)
 	h.granStart = hgsGranularStart
@@ -366,12 +359,7 @@ func (h *hgs) initialise() bool {
 			break
 		}
 		h.empty(h.work)
-		list := h.missing[:0]
-		for u := range s.n {
-			if s.assignable[u] {
-				list = append(list, u)
-			}
-		}
+		list := append(h.missing[:0], s.assignableOrders...)
 		s.rng.Shuffle(len(list), func(i, j int) { list[i], list[j] = list[j], list[i] })
 		for _, u := range list {
 			if v, q, _ := s.bestInsertion(h.work, u, 0, false); v >= 0 {
@@ -537,11 +525,11 @@ func (h *hgs) register(ind *individual) {
 // search's time, docs/PERFORMANCE.md).
 func (h *hgs) brokenPairs(a, b *individual) float64 {
 	diff := int32(0)
-	for _, u := range h.planned {
+	for _, u := range h.s.assignableOrders {
 		as, bs, bp := a.succ[u], b.succ[u], b.pred[u]
 		diff += nonZero(as^bs)&nonZero(as^bp) + (1-nonZero(a.pred[u]))&nonZero(bp)&nonZero(bs)
 	}
-	return float64(diff) / float64(max(1, len(h.planned)))
+	return float64(diff) / float64(max(1, h.s.nAssignable))
 }
 
 // nonZero is 1 when x is not 0, else 0, without a branch.

@@ -3,6 +3,7 @@ package vrp
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // improveEps is the smallest cost decrease that counts as an improvement.
@@ -67,12 +68,7 @@ func (s *solver) maxStringWithin() int {
 // Moves between routes are evaluated in O(1) from the cached segments (plus
 // the moved string); moves inside a route walk only the changed part.
 func (s *solver) localSearch(st *state) {
-	order := make([]int, 0, s.n)
-	for u := range s.n {
-		if s.assignable[u] {
-			order = append(order, u)
-		}
-	}
+	order := slices.Clone(s.assignableOrders)
 	// The first pass tests every order with every neighbour; later passes
 	// only the pairs with a route changed since the order's last test.
 	s.skipTested = false

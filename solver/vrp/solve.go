@@ -52,9 +52,13 @@ type solver struct {
 	// cache, instead of one row per position.
 	legsIn []leg
 
-	pre         []*Unassigned // orders no vehicle can serve alone
-	assignable  []bool
-	nAssignable int
+	pre        []*Unassigned // orders no vehicle can serve alone
+	assignable []bool
+	// assignableOrders lists the assignable orders in increasing order,
+	// for the passes over all of them (local search, first plans,
+	// broken-pairs distance).
+	assignableOrders []int
+	nAssignable      int
 
 	rng      *rand.Rand
 	ctx      context.Context
@@ -234,6 +238,7 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 		if s.pre[u] == nil {
 			s.assignable[u] = true
 			s.nAssignable++
+			s.assignableOrders = append(s.assignableOrders, u)
 		}
 	}
 	s.alone = make([]float64, n*len(s.types))
