@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -247,6 +248,55 @@ func BenchmarkSolve500(b *testing.B) {
 	for b.Loop() {
 		if _, err := vrp.Solve(context.Background(), p, vrp.Options{TimeLimit: time.Second, Threads: 1}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTimeLimit measures how far Solve runs past its time limit
+// (issue 14: within 5 ms) where the genetic search stops (100, 200 and 400
+// customers) and where ruin-and-recreate does (500 and 1,000), on one and
+// two threads. Each iteration solves every problem at eleven limits from
+// 150 ms (after any first plan) to 1 s, with a new seed. It reports the
+// largest and the mean overrun; run it with nothing else on the machine.
+func BenchmarkTimeLimit(b *testing.B) {
+	dir := filepath.Join("..", "..", "..", "..", "shared", "benchmarks")
+	if _, err := os.Stat(dir); err != nil {
+		b.Skip("benchmark instances not available:", err)
+	}
+	type named struct {
+		name string
+		p    *vrp.Problem
+	}
+	problems := []named{{"city500", Realistic(1)}}
+	for _, file := range []string{"solomon/rc102", "gh200-sample/r2_2_1", "gh400-sample/rc1_4_1", "gh1000-sample/r1_10_1"} {
+		in, err := ParseFile(filepath.Join(dir, file+".txt"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		problems = append(problems, named{filepath.Base(file), in.Problem()})
+	}
+	limitsMS := []time.Duration{150, 170, 200, 230, 260, 300, 350, 400, 500, 700, 1000}
+	for _, pr := range problems {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", pr.name, threads), func(b *testing.B) {
+				var worst, sum time.Duration
+				runs := 0
+				for b.Loop() {
+					for _, ms := range limitsMS {
+						limit := ms * time.Millisecond
+						start := time.Now()
+						_, err := vrp.Solve(context.Background(), pr.p, vrp.Options{TimeLimit: limit, Threads: threads, Seed: int64(runs)})
+						over := time.Since(start) - limit
+						if err != nil {
+							b.Fatal(err)
+						}
+						worst, sum, runs = max(worst, over), sum+over, runs+1
+					}
+				}
+				b.ReportMetric(0, "ns/op")
+				b.ReportMetric(float64(worst)/1e6, "max-overrun-ms")
+				b.ReportMetric(float64(sum)/float64(runs)/1e6, "mean-overrun-ms")
+			})
 		}
 	}
 }
