@@ -17,8 +17,8 @@ import "math"
 // real first plan to return.
 func (s *solver) construct(st *state) {
 	var pending []int
-	for u := 0; u < s.n; u++ {
-		if s.assignable[u] && st.routeOf[u] < 0 {
+	for _, u := range s.assignableOrders {
+		if st.routeOf[u] < 0 {
 			pending = append(pending, u)
 		}
 	}

@@ -53,7 +53,7 @@ type eaxScratch struct {
 // can be driven by any vehicle), short routes (see hasLongRoutes) and at
 // most hgsEAXMaxOrders orders. See hgsEAXShare.
 func (s *solver) useEAX() bool {
-	return !s.ab.NoEAX && len(s.types) == 1 && !s.longRoutes && s.nAssignable <= hgsEAXMaxOrders
+	return !s.ab.NoEAX && len(s.types) == 1 && !s.longRoutes && len(s.assignableOrders) <= hgsEAXMaxOrders
 }
 
 // eax builds a child of a and b into st by EAX: a with two random

@@ -326,7 +326,7 @@ func (s *solver) wideFromStart() bool {
 // hasLongBudget reports whether the time limit gives at least
 // hgsWidePerOrder per order.
 func (s *solver) hasLongBudget() bool {
-	return s.limit >= time.Duration(max(1, s.nAssignable))*hgsWidePerOrder
+	return s.limit >= time.Duration(max(1, len(s.assignableOrders)))*hgsWidePerOrder
 }
 
 // hasLongRoutes reports whether a vehicle holds more than hgsLongRoute
@@ -342,7 +342,7 @@ func (s *solver) hasLongRoutes() bool {
 		capacity += c
 	}
 	capacity /= float64(max(1, len(s.capacity)))
-	return demand == 0 || capacity > hgsLongRoute*demand/float64(max(1, s.nAssignable))
+	return demand == 0 || capacity > hgsLongRoute*demand/float64(max(1, len(s.assignableOrders)))
 }
 
 // initialise fills the population up to hgsInitial plans (see
@@ -412,7 +412,7 @@ func (h *hgs) loadSeqs(st *state, seqs [][]int) {
 	for u := range st.routeOf {
 		st.routeOf[u] = -1
 	}
-	st.cost, st.missing = 0, s.nAssignable
+	st.cost, st.missing = 0, len(s.assignableOrders)
 	for v := range st.routes {
 		r := &st.routes[v]
 		r.seq = append(r.seq[:0], seqs[v]...)
@@ -529,7 +529,7 @@ func (h *hgs) brokenPairs(a, b *individual) float64 {
 		as, bs, bp := a.succ[u], b.succ[u], b.pred[u]
 		diff += nonZero(as^bs)&nonZero(as^bp) + (1-nonZero(a.pred[u]))&nonZero(bp)&nonZero(bs)
 	}
-	return float64(diff) / float64(max(1, h.s.nAssignable))
+	return float64(diff) / float64(max(1, len(h.s.assignableOrders)))
 }
 
 // nonZero is 1 when x is not 0, else 0, without a branch.

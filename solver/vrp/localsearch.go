@@ -145,8 +145,8 @@ func (s *solver) insertMissing(st *state) bool {
 		return false
 	}
 	any := false
-	for u := range s.n {
-		if !s.assignable[u] || st.routeOf[u] >= 0 {
+	for _, u := range s.assignableOrders {
+		if st.routeOf[u] >= 0 {
 			continue
 		}
 		if v, q, _ := s.bestInsertion(st, u, 0, false); v >= 0 {

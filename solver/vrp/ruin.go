@@ -83,7 +83,7 @@ func (c *chain) adopt(o *state) {
 // is over (time limit, cancellation or MaxIterations).
 func (c *chain) run(until int) bool {
 	s := c.s
-	if s.nAssignable == 0 {
+	if len(s.assignableOrders) == 0 {
 		return false
 	}
 	for ; c.iter < until; c.iter++ {
@@ -172,7 +172,7 @@ type search interface {
 // most hgsMaxOrders; otherwise ruin-and-recreate, whose acceptance is
 // lexicographic and keeps as many orders as possible.
 func (s *solver) newSearch(st *state) search {
-	if !s.ab.NoGenetic && st.missing == 0 && s.nAssignable > 1 && s.nAssignable <= hgsMaxOrders {
+	if n := len(s.assignableOrders); !s.ab.NoGenetic && st.missing == 0 && n > 1 && n <= hgsMaxOrders {
 		return s.newHGS(st)
 	}
 	return s.newChain(st)
@@ -189,7 +189,7 @@ func (s *solver) improve(st *state) *state {
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
-	if s.nAssignable == 0 || s.stop() {
+	if len(s.assignableOrders) == 0 || s.stop() {
 		threads = 1
 	}
 	main := s.newSearch(st)
@@ -273,7 +273,7 @@ func (s *solver) temperatures(st *state) (t0, tf float64) {
 // orders on average), sometimes random orders.
 func (s *solver) ruin(st *state, avgRemoved float64) {
 	s.list = s.list[:0] // the removed orders, for recreate
-	served := s.nAssignable - st.missing
+	served := len(s.assignableOrders) - st.missing
 	if served == 0 {
 		return
 	}
@@ -389,8 +389,8 @@ func (s *solver) recreate(st *state, stopAt float64) bool {
 		slices.Sort(list)
 	} else {
 		list = list[:0]
-		for u := range s.n {
-			if s.assignable[u] && st.routeOf[u] < 0 {
+		for _, u := range s.assignableOrders {
+			if st.routeOf[u] < 0 {
 				list = append(list, u)
 			}
 		}

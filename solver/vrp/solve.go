@@ -56,9 +56,8 @@ type solver struct {
 	assignable []bool
 	// assignableOrders lists the assignable orders in increasing order,
 	// for the passes over all of them (local search, first plans,
-	// broken-pairs distance).
+	// broken-pairs distance, insertion of the missing ones).
 	assignableOrders []int
-	nAssignable      int
 
 	rng      *rand.Rand
 	ctx      context.Context
@@ -237,7 +236,6 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 	for u := range p.Orders {
 		if s.pre[u] == nil {
 			s.assignable[u] = true
-			s.nAssignable++
 			s.assignableOrders = append(s.assignableOrders, u)
 		}
 	}
@@ -366,7 +364,7 @@ func (s *solver) buildNeighbours() {
 // r2_2_1 at 5 s 0.49 against 0.04 %, gh400's r2_4_1 0.41 against 0.32 %),
 // and ruin-and-recreate at 1,000 customers got worse (docs/PERFORMANCE.md).
 func (s *solver) byWindows() bool {
-	return !s.ab.EdgeProximity && s.nAssignable <= hgsMaxOrders && !s.longRoutes
+	return !s.ab.EdgeProximity && len(s.assignableOrders) <= hgsMaxOrders && !s.longRoutes
 }
 
 // windowProximity is how well w can follow u (Vidal et al. 2013's

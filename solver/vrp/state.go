@@ -124,10 +124,8 @@ func (s *solver) newState() *state {
 	}
 	for u := range st.routeOf {
 		st.routeOf[u] = -1
-		if s.assignable[u] {
-			st.missing++
-		}
 	}
+	st.missing = len(s.assignableOrders)
 	for v := range st.routes {
 		s.rebuild(st, v)
 	}
