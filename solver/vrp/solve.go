@@ -144,13 +144,15 @@ type solver struct {
 // deterministic; with Options.MaxIterations reached before the time limit
 // the result is reproducible run to run, whatever the number of threads.
 func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
+	// The limit covers the whole call, validation included: it reads both
+	// matrices (0.6 ms at 1,000 orders), which came on top of the limit.
+	start := opt.clock()
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	start := opt.clock() // the renumbering counts against the time limit
 	// Large problems are solved renumbered for locality (locality.go).
 	var perm []int
 	q := p
