@@ -333,10 +333,8 @@ func (s *solver) hasLongBudget() bool {
 // average orders' demand, or there is no demand.
 func (s *solver) hasLongRoutes() bool {
 	demand, capacity := 0.0, 0.0
-	for u := range s.n {
-		if s.assignable[u] {
-			demand += s.demand[u]
-		}
+	for _, u := range s.assignableOrders {
+		demand += s.demand[u]
 	}
 	for _, c := range s.capacity {
 		capacity += c

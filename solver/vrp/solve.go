@@ -56,7 +56,8 @@ type solver struct {
 	assignable []bool
 	// assignableOrders lists the assignable orders in increasing order,
 	// for the passes over all of them (local search, first plans,
-	// broken-pairs distance, insertion of the missing ones).
+	// broken-pairs distance, insertion of the missing ones, the averages
+	// that classify the problem).
 	assignableOrders []int
 
 	rng      *rand.Rand
@@ -386,12 +387,9 @@ func (s *solver) windowProximity(u, w int, perSecond float64) float64 {
 // over all pairs of assignable orders (1 when either sum is zero).
 func (s *solver) costPerSecond() float64 {
 	cost, dur := 0.0, 0.0
-	for u := range s.n {
-		if !s.assignable[u] {
-			continue
-		}
-		for w := range s.n {
-			if w != u && s.assignable[w] {
+	for _, u := range s.assignableOrders {
+		for _, w := range s.assignableOrders {
+			if w != u {
 				cost += float64(s.arc(u+1, w+1))
 				dur += float64(s.travel(u+1, w+1))
 			}
