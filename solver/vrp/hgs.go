@@ -45,14 +45,26 @@ const (
 	// 1.5 s for 100 orders the full 50 would take half the budget.
 	hgsInitialShare = 0.1
 	hgsInitialMin   = 4
-	// hgsMaxOrders is the largest problem the genetic search takes; above
-	// it ruin-and-recreate measured better at the same time budget (its
-	// iterations stay cheap while a child's local search grows with the
-	// plan): on gh1000-sample 1.3 % against 3.5 % at 60 s, on the 500-order
-	// city problem 958 km against 964 km at 10 s, while at 400 customers
-	// the genetic search is far ahead (0.47 % against 1.11 % at 30 s; see
-	// docs/PERFORMANCE.md).
-	hgsMaxOrders = 450
+	// The genetic search runs when the time limit is at least
+	// hgsLevelLimit x (orders / hgsLevelOrders)^power, power
+	// hgsLevelPowerShort on short routes and hgsLevelPowerLong on long
+	// ones (see hasLongRoutes); otherwise ruin-and-recreate runs. The
+	// population needs more children to converge as plans grow, and each
+	// child's local search costs more, while a ruin-and-recreate iteration
+	// stays cheap. Ruin-and-recreate against the genetic search, one
+	// thread, two seeds or more unless said (docs/PERFORMANCE.md,
+	// twenty-seventh session): gh200-sample 0.83 against 1.22 % at 0.5 s,
+	// 0.56 against 0.39 % at 1 s; gh400-sample 0.76 against 0.89 % at 4 s,
+	// 0.71 against 0.58 % at 6 s; the 500-order city problem (long routes)
+	// 944,685 against 959,966 at 7 s, 946,736 against 939,293 at 10 s; the
+	// first 500 orders of gh1000's files at 12 s level on short routes,
+	// 0.6-1.2 % dearer on long ones; gh1000-sample at 60 s 1.21-1.39 % against
+	// 1.87-2.75 % (seed 1) on its r1 and rc1 files, 1.28 and 1.42 %
+	// against 0.80 and 1.20 % (8 seeds) on r2_10_1 and rc2_10_1.
+	hgsLevelLimit      = 5 * time.Second
+	hgsLevelOrders     = 400
+	hgsLevelPowerShort = 3.0
+	hgsLevelPowerLong  = 2.5
 	// hgsGranularStart is the local search's neighbour count at the start
 	// of the run (see granular).
 	hgsGranularStart = 20
@@ -305,15 +317,29 @@ func (h *hgs) granular() int {
 	return h.granStart + int(frac*frac*float64(neighbourCount-h.granStart))
 }
 
-// classify sets s.longRoutes, s.longBudget and s.edgeAssembly once per
-// solve, before the neighbour lists are built: they decide how the
-// neighbours are ranked (byWindows), how wide the genetic search starts
+// classify sets s.longRoutes, s.longBudget, s.geneticPays and
+// s.edgeAssembly once per solve, before the neighbour lists are built:
+// they decide which search runs (newSearch), how the neighbours are
+// ranked (byWindows), how wide the genetic search starts
 // (wideFromStart), whether its local search runs RELOCATE* and SWAP*
 // (intensify, read at every local search) and whether it uses EAX
 // (useEAX).
 func (s *solver) classify() {
 	s.longRoutes, s.longBudget = s.hasLongRoutes(), s.hasLongBudget()
+	s.geneticPays = s.hasGeneticBudget()
 	s.edgeAssembly = s.useEAX()
+}
+
+// hasGeneticBudget reports whether the time limit is long enough for the
+// genetic search to beat ruin-and-recreate at this problem's size and
+// route length (see hgsLevelLimit).
+func (s *solver) hasGeneticBudget() bool {
+	power := hgsLevelPowerShort
+	if s.longRoutes {
+		power = hgsLevelPowerLong
+	}
+	n := float64(len(s.assignableOrders))
+	return s.limit.Seconds() >= hgsLevelLimit.Seconds()*math.Pow(n/hgsLevelOrders, power)
 }
 
 // wideFromStart reports whether the genetic search tries all neighbours

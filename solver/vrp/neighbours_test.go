@@ -10,7 +10,7 @@ import (
 // an order's neighbours are ranked by how well their windows follow as
 // well as by the edge, so a near order whose window opens hours later
 // ranks behind a farther one that can follow at once; with long routes,
-// above hgsMaxOrders, and with the piece turned off, the edge alone ranks
+// above windowsMaxOrders, and with the piece turned off, the edge alone ranks
 // them.
 func TestNeighboursByWindows(t *testing.T) {
 	// On a line, depot at 0: a at 100 (window 0-100), late at 110 (opens at
@@ -51,7 +51,7 @@ func TestNeighboursByWindows(t *testing.T) {
 		fillers, capacity int
 	}{
 		{"long routes", 0, 1000},
-		{"above hgsMaxOrders", hgsMaxOrders, 2},
+		{"above windowsMaxOrders", windowsMaxOrders, 2},
 	} {
 		if got := build(c.fillers, c.capacity).nb[a][:2]; !slices.Equal(got, []int{late, next}) {
 			t.Errorf("%s: neighbours of a %v, want [late next] = %v", c.name, got, []int{late, next})

@@ -20,7 +20,8 @@ const (
 	recreateBlink   = 0.01 // probability of skipping a position when reinserting
 	ruinSplitDepth  = 0.01 // split strings: chance per order of ending the kept part (beta)
 	// chainAvgRemoved is c-bar of the ruin-and-recreate chains, which run
-	// above hgsMaxOrders or when the first plan misses orders: larger ruins
+	// when the time limit is short for the problem's size (see
+	// hgsLevelLimit) or the first plan misses orders: larger ruins
 	// measured better on the 500-order city problem at 10 s (mean of 12
 	// seeds, 0.8 % cheaper than at 10; gh1000-sample within noise; see
 	// docs/PERFORMANCE.md). The genetic search's ruin mutation keeps
@@ -168,11 +169,12 @@ type search interface {
 
 // newSearch starts a search from st: the genetic search when the first plan
 // serves every assignable order (its penalties only price time and load,
-// so it is not made to trade served orders against cost) and there are at
-// most hgsMaxOrders; otherwise ruin-and-recreate, whose acceptance is
-// lexicographic and keeps as many orders as possible.
+// so it is not made to trade served orders against cost) and the time
+// limit is long enough for the problem's size (s.geneticPays); otherwise
+// ruin-and-recreate, whose acceptance is lexicographic and keeps as many
+// orders as possible.
 func (s *solver) newSearch(st *state) search {
-	if n := len(s.assignableOrders); !s.ab.NoGenetic && st.missing == 0 && n > 1 && n <= hgsMaxOrders {
+	if !s.ab.NoGenetic && s.geneticPays && st.missing == 0 && len(s.assignableOrders) > 1 {
 		return s.newHGS(st)
 	}
 	return s.newChain(st)

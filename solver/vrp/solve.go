@@ -102,11 +102,11 @@ type solver struct {
 	// granular limits the local search to the first granular neighbours of
 	// each order (0 = all); the genetic search widens it over the run.
 	granular int
-	// longRoutes, longBudget and edgeAssembly are set once by newSolver
-	// (see classify); swap is the cache of RELOCATE* and SWAP*
+	// longRoutes, longBudget, geneticPays and edgeAssembly are set once by
+	// newSolver (see classify); swap is the cache of RELOCATE* and SWAP*
 	// (swapstar.go).
-	longRoutes, longBudget, edgeAssembly bool
-	swap                                 swapCache
+	longRoutes, longBudget, geneticPays, edgeAssembly bool
+	swap                                              swapCache
 
 	iterations int // ruin-and-recreate iterations done (diagnostics)
 	blinkGap   int // positions left before the next blink (see blinked)
@@ -358,16 +358,24 @@ func (s *solver) buildNeighbours() {
 	}
 }
 
+// windowsMaxOrders is the largest problem whose neighbours byWindows
+// ranks by their windows.
+const windowsMaxOrders = 450
+
 // byWindows reports whether neighbours are ranked by windowProximity: on
-// problems the genetic search takes (up to hgsMaxOrders) with short routes
+// problems of at most windowsMaxOrders with short routes
 // (s.longRoutes false, see hasLongRoutes). There it gave gh400's
 // short-route files at 30 s 0.497 % against 0.546 % with edges alone (12
 // seeds; rc1_4_1 0.50 against 0.74 %) and gh200's r1 and rc1 files at 5 s
 // 0.082 % against 0.150 % (8 seeds), while long routes lost (gh200's
 // r2_2_1 at 5 s 0.49 against 0.04 %, gh400's r2_4_1 0.41 against 0.32 %),
 // and ruin-and-recreate at 1,000 customers got worse (docs/PERFORMANCE.md).
+// It does not depend on the engine: ruin-and-recreate, which runs at these
+// sizes when the time limit is short (see hgsLevelLimit), measured better
+// with it (gh200-sample at 0.5 s 0.743 % against 0.768 %, gh400-sample at
+// 4 s 0.849 % against 0.897 %, seeds 1-4).
 func (s *solver) byWindows() bool {
-	return !s.ab.EdgeProximity && len(s.assignableOrders) <= hgsMaxOrders && !s.longRoutes
+	return !s.ab.EdgeProximity && len(s.assignableOrders) <= windowsMaxOrders && !s.longRoutes
 }
 
 // windowProximity is how well w can follow u (Vidal et al. 2013's

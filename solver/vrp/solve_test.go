@@ -69,7 +69,8 @@ func TestSolveRandomFeasibleAndDeterministic(t *testing.T) {
 		{orders: 100, vehicles: 10, side: 20000, windowShare: 0.8, capFactor: 1.1, objective: ObjectiveDuration, fixedCost: 1800, hetero: true},
 		{orders: 150, vehicles: 8, side: 25000, windowShare: 0.6, capFactor: 0.8, objective: ObjectiveDistance, fixedCost: 5000, asymmetric: true},
 		{orders: 200, vehicles: 4, side: 20000, windowShare: 0.3, capFactor: 1.5, objective: ObjectiveDuration, hetero: true},
-		// a larger plan for the genetic search (up to hgsMaxOrders)
+		// a larger plan for the genetic search (10 s is above its limit for
+		// 320 orders, see hasGeneticBudget)
 		{orders: 320, vehicles: 40, side: 25000, windowShare: 0.5, capFactor: 2, objective: ObjectiveDistance, fixedCost: 2000, hetero: true},
 		// solved renumbered (localityMinOrders), by ruin-and-recreate, with
 		// orders left out and a duration matrix apart from the distances

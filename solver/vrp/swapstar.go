@@ -61,8 +61,8 @@ func (b *best3) add(c float64, q int) {
 }
 
 // swapCache is the scratch space of RELOCATE* and SWAP*, allocated on
-// first use (m x n insertion entries: the genetic search runs up to 450
-// orders).
+// first use (m x n insertion entries; they run only on short routes with a
+// long time limit, see intensify).
 type swapCache struct {
 	start      int       // solver.moves when the current local search began
 	ins        []best3   // [vehicle*n + order]
