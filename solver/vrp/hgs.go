@@ -318,16 +318,14 @@ func (h *hgs) granular() int {
 	return h.granStart + int(frac*frac*float64(neighbourCount-h.granStart))
 }
 
-// classify sets s.longRoutes, s.longBudget, s.geneticPays and
-// s.edgeAssembly once per solve, before the neighbour lists are built:
-// they decide which search runs (newSearch), how the neighbours are
-// ranked (byWindows), how wide the genetic search starts
-// (wideFromStart), whether its local search runs RELOCATE* and SWAP*
-// (intensify, read at every local search) and whether it uses EAX
-// (useEAX).
+// classify sets s.longRoutes, s.longBudget and s.edgeAssembly once per
+// solve, before the neighbour lists are built: they decide how the
+// neighbours are ranked (byWindows), which search runs (newSearch, through
+// hasGeneticBudget), how wide the genetic search starts (wideFromStart),
+// whether its local search runs RELOCATE* and SWAP* (intensify, read at
+// every local search) and whether it uses EAX (useEAX).
 func (s *solver) classify() {
 	s.longRoutes, s.longBudget = s.hasLongRoutes(), s.hasLongBudget()
-	s.geneticPays = s.hasGeneticBudget()
 	s.edgeAssembly = s.useEAX()
 }
 

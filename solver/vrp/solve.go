@@ -102,11 +102,11 @@ type solver struct {
 	// granular limits the local search to the first granular neighbours of
 	// each order (0 = all); the genetic search widens it over the run.
 	granular int
-	// longRoutes, longBudget, geneticPays and edgeAssembly are set once by
-	// newSolver (see classify); swap is the cache of RELOCATE* and SWAP*
+	// longRoutes, longBudget and edgeAssembly are set once by newSolver
+	// (see classify); swap is the cache of RELOCATE* and SWAP*
 	// (swapstar.go).
-	longRoutes, longBudget, geneticPays, edgeAssembly bool
-	swap                                              swapCache
+	longRoutes, longBudget, edgeAssembly bool
+	swap                                 swapCache
 
 	iterations int // ruin-and-recreate iterations done (diagnostics)
 	blinkGap   int // positions left before the next blink (see blinked)

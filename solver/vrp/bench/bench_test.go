@@ -271,21 +271,21 @@ func BenchmarkTimeLimit(b *testing.B) {
 		genetic time.Duration // a limit long enough for the genetic search; 0 = none
 	}
 	problems := []named{{"city500", Realistic(1), 10 * time.Second}}
-	for _, file := range []string{"solomon/rc102", "gh200-sample/r2_2_1", "gh400-sample/rc1_4_1", "gh1000-sample/r1_10_1"} {
-		in, err := ParseFile(filepath.Join(dir, file+".txt"))
+	for _, f := range []struct {
+		file    string
+		genetic time.Duration
+	}{{"solomon/rc102", 0}, {"gh200-sample/r2_2_1", 0}, {"gh400-sample/rc1_4_1", 6 * time.Second}, {"gh1000-sample/r1_10_1", 0}} {
+		in, err := ParseFile(filepath.Join(dir, f.file+".txt"))
 		if err != nil {
 			b.Fatal(err)
 		}
-		pr := named{name: filepath.Base(file), p: in.Problem()}
-		if pr.name == "rc1_4_1" {
-			pr.genetic = 6 * time.Second
-		}
-		problems = append(problems, pr)
+		problems = append(problems, named{filepath.Base(f.file), in.Problem(), f.genetic})
 	}
+	limitsMS := []time.Duration{150, 170, 200, 230, 260, 300, 350, 400, 500, 700, 1000}
 	for _, pr := range problems {
-		limits := []time.Duration{150, 170, 200, 230, 260, 300, 350, 400, 500, 700, 1000}
-		for k := range limits {
-			limits[k] *= time.Millisecond
+		var limits []time.Duration
+		for _, ms := range limitsMS {
+			limits = append(limits, ms*time.Millisecond)
 		}
 		if pr.genetic > 0 {
 			limits = append(limits, pr.genetic)
