@@ -43,9 +43,18 @@ func browserContext(t testing.TB) context.Context {
 			chrome.err = err
 			return
 		}
+		// Chromium keeps its singleton socket in a directory of its own
+		// under TMPDIR and leaves it behind when the tests end the browser:
+		// under workDir it goes with the rest of the run.
+		tmp := filepath.Join(workDir, "tmp")
+		if err := os.Mkdir(tmp, 0o700); err != nil {
+			chrome.err = err
+			return
+		}
 		opts := append(chromedp.DefaultExecAllocatorOptions[:],
 			chromedp.ExecPath(chromiumPath),
 			chromedp.UserDataDir(profile),
+			chromedp.Env("TMPDIR="+tmp),
 			chromedp.WindowSize(1280, 900),
 			// The sandbox needs user namespaces a container rarely has.
 			chromedp.NoSandbox,
