@@ -47,25 +47,28 @@ const (
 	hgsInitialMin   = 4
 	// The genetic search runs when the time limit is at least
 	// hgsLevelLimit x (orders / hgsLevelOrders)^power, power
-	// hgsLevelPowerShort on short routes and hgsLevelPowerLong on long
-	// ones (see hasLongRoutes); otherwise ruin-and-recreate runs. The
-	// population needs more children to converge as plans grow, and each
-	// child's local search costs more, while a ruin-and-recreate iteration
-	// stays cheap. Ruin-and-recreate against the genetic search, one
-	// thread, two seeds or more unless said (docs/PERFORMANCE.md,
-	// twenty-seventh session): gh200-sample 0.83 against 1.22 % at 0.5 s,
+	// hgsLevelPowerShort on short routes (hgsLevelPowerShortAbove above
+	// hgsLevelOrders) and hgsLevelPowerLong on long ones (see
+	// hasLongRoutes); otherwise ruin-and-recreate runs. The population
+	// needs more children to converge as plans grow, and each child's local
+	// search costs more, while a ruin-and-recreate iteration stays cheap.
+	// Ruin-and-recreate against the genetic search, one thread, two seeds
+	// or more unless said (docs/PERFORMANCE.md, twenty-seventh and
+	// twenty-eighth sessions): gh200-sample 0.83 against 1.22 % at 0.5 s,
 	// 0.56 against 0.39 % at 1 s; gh400-sample 0.76 against 0.89 % at 4 s,
 	// 0.71 against 0.58 % at 6 s; the 500-order city problem (long routes)
 	// 944,685 against 959,966 at 7 s, 946,736 against 939,293 at 10 s; the
-	// first 500 orders of gh1000's files at 12 s 0.09 % cheaper on short
-	// routes (r1_10_1 0.41 %, the others within 0.1 %), 0.5-0.9 % dearer on
-	// long ones (seeds 1-6); gh1000-sample at 60 s 1.21-1.39 % against
-	// 1.87-2.75 % (seed 1) on its r1 and rc1 files, 1.28 and 1.42 %
-	// against 0.80 and 1.20 % (8 seeds) on r2_10_1 and rc2_10_1.
-	hgsLevelLimit      = 5 * time.Second
-	hgsLevelOrders     = 400
-	hgsLevelPowerShort = 3.0
-	hgsLevelPowerLong  = 2.5
+	// first 500 orders of gh1000's files at 12 s level on short routes
+	// (the genetic search 0.009 % cheaper, seeds 1-6), 0.5-0.9 % dearer on
+	// long ones; gh1000-sample's r1_10_1 and rc1_10_1 at 100 s 1.19 and
+	// 1.31 % against 1.76 and 1.45 %, r1_10_1 at 200 s 0.95 against 0.98 %
+	// (seed 1); r2_10_1 and rc2_10_1 at 60 s 1.28 and 1.42 % against 0.80
+	// and 1.20 % (8 seeds).
+	hgsLevelLimit           = 5 * time.Second
+	hgsLevelOrders          = 400
+	hgsLevelPowerShort      = 3.0
+	hgsLevelPowerShortAbove = 3.75
+	hgsLevelPowerLong       = 2.5
 	// hgsGranularStart is the local search's neighbour count at the start
 	// of the run (see granular).
 	hgsGranularStart = 20
@@ -329,15 +332,26 @@ func (s *solver) classify() {
 	s.edgeAssembly = s.useEAX()
 }
 
+// geneticExpected reports whether the genetic search is the engine for
+// this problem and time limit: it is not turned off, there are two orders
+// or more, and hasGeneticBudget. newSearch also needs a first plan that
+// serves every order.
+func (s *solver) geneticExpected() bool {
+	return !s.ab.NoGenetic && len(s.assignableOrders) > 1 && s.hasGeneticBudget()
+}
+
 // hasGeneticBudget reports whether the time limit is long enough for the
 // genetic search to beat ruin-and-recreate at this problem's size and
 // route length (see hgsLevelLimit).
 func (s *solver) hasGeneticBudget() bool {
-	power := hgsLevelPowerShort
-	if s.longRoutes {
-		power = hgsLevelPowerLong
-	}
 	n := float64(len(s.assignableOrders))
+	power := hgsLevelPowerShort
+	switch {
+	case s.longRoutes:
+		power = hgsLevelPowerLong
+	case n > hgsLevelOrders:
+		power = hgsLevelPowerShortAbove
+	}
 	return s.limit.Seconds() >= hgsLevelLimit.Seconds()*math.Pow(n/hgsLevelOrders, power)
 }
 

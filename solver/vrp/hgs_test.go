@@ -21,11 +21,14 @@ func TestSearchByBudget(t *testing.T) {
 		{200, 4, time.Second, true},
 		{400, 4, 4 * time.Second, false}, // level at hgsLevelLimit
 		{400, 4, 6 * time.Second, true},
-		{500, 4, 9 * time.Second, false}, // short routes: level near 9.8 s
+		{450, 4, 7 * time.Second, false}, // short routes: level near 7.8 s
+		{450, 4, 8 * time.Second, true},
+		{500, 4, 11 * time.Second, false}, // short routes: level near 11.5 s
 		{500, 4, 12 * time.Second, true},
-		{500, 1000, 9 * time.Second, true}, // long routes: level near 8.7 s
-		{1000, 4, time.Minute, false},      // short routes: level near 78 s
-		{1000, 1000, time.Minute, true},    // long routes: level near 49 s
+		{500, 1000, 9 * time.Second, true},  // long routes: level near 8.7 s
+		{1000, 4, 100 * time.Second, false}, // short routes: level near 155 s
+		{1000, 4, 160 * time.Second, true},
+		{1000, 1000, time.Minute, true}, // long routes: level near 49 s
 		{1000, 1000, 30 * time.Second, false},
 	}
 	for _, c := range cases {

@@ -170,11 +170,11 @@ type search interface {
 // newSearch starts a search from st: the genetic search when the first plan
 // serves every assignable order (its penalties only price time and load,
 // so it is not made to trade served orders against cost) and the time
-// limit is long enough for the problem's size (hasGeneticBudget); otherwise
+// limit is long enough for the problem's size (geneticExpected); otherwise
 // ruin-and-recreate, whose acceptance is lexicographic and keeps as many
 // orders as possible.
 func (s *solver) newSearch(st *state) search {
-	if !s.ab.NoGenetic && st.missing == 0 && len(s.assignableOrders) > 1 && s.hasGeneticBudget() {
+	if st.missing == 0 && s.geneticExpected() {
 		return s.newHGS(st)
 	}
 	return s.newChain(st)
