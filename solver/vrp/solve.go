@@ -374,8 +374,9 @@ const windowsMaxOrders = 450
 // thread, was 0.25 % cheaper with it (seeds 1-6), which took it from 0.24 %
 // behind ruin-and-recreate to level. Ruin-and-recreate measured better
 // with it at gh200-sample at 0.5 s (0.743 % against 0.768 %) and
-// gh400-sample at 4 s (0.849 % against 0.897 %, seeds 1-4), and worse at
-// 1,000 customers (docs/PERFORMANCE.md). The engine is the one the limit
+// gh400-sample at 4 s (0.849 % against 0.897 %, seeds 1-4), level at 500
+// orders (gh1000's first 500 customers at 5 s) and worse at 1,000
+// customers (docs/PERFORMANCE.md). The engine is the one the limit
 // picks (geneticExpected): if the first plan misses orders,
 // ruin-and-recreate runs on the genetic search's ranking.
 func (s *solver) byWindows() bool {
