@@ -421,11 +421,14 @@ func (s *solver) mergeTail(pre *seg, st *state, v, i, w int) seg {
 func (s *solver) intraMoves(st *state, v, i, j int) bool {
 	r := &st.routes[v]
 	k := len(r.seq)
+	// loc is the location at position x, 0 (the depot) before the first
+	// order and after the last: r.scan holds it for 0 <= x <= k.
+	scan := r.scan[:k+1]
 	loc := func(x int) int {
-		if x < 0 || x >= k {
+		if x < 0 {
 			return 0
 		}
-		return r.seq[x] + 1
+		return scan[x].next
 	}
 	e0, limit := s.edges(&r.full), r.cost-improveEps
 	// In soft mode the route keeps its load, so its excess load penalty

@@ -19,10 +19,12 @@ type seg struct {
 	n           int // number of orders in the sequence
 	dur, tw     int
 	e, l        int
-	dist        int // metres of the legs inside the sequence
-	travel      int // seconds of travel of the legs inside the sequence
-	svc         int // service seconds of the orders
-	load        float64
+	// sums of the legs inside the sequence by leg field: seconds of
+	// travel (legDur) and metres (legDist); edges reads the objective's
+	// without a branch
+	sums [2]int
+	svc  int // service seconds of the orders
+	load float64
 }
 
 // Segments go to functions by pointer and are read in place: copying an
@@ -48,17 +50,16 @@ func (s *solver) merge(a, b *seg) seg {
 	dw := max(b.e-at-a.l, 0)
 	dtw := max(a.e+at-b.l, 0)
 	return seg{
-		first:  a.first,
-		last:   b.last,
-		n:      a.n + b.n,
-		dur:    a.dur + b.dur + t + dw,
-		tw:     a.tw + b.tw + dtw,
-		e:      max(b.e-at, a.e) - dw,
-		l:      min(b.l-at, a.l) + dtw,
-		dist:   a.dist + b.dist + int(lg[legDist]),
-		travel: a.travel + b.travel + t,
-		svc:    a.svc + b.svc,
-		load:   a.load + b.load,
+		first: a.first,
+		last:  b.last,
+		n:     a.n + b.n,
+		dur:   a.dur + b.dur + t + dw,
+		tw:    a.tw + b.tw + dtw,
+		e:     max(b.e-at, a.e) - dw,
+		l:     min(b.l-at, a.l) + dtw,
+		sums:  [2]int{a.sums[legDur] + b.sums[legDur] + t, a.sums[legDist] + b.sums[legDist] + int(lg[legDist])},
+		svc:   a.svc + b.svc,
+		load:  a.load + b.load,
 	}
 }
 
@@ -72,17 +73,16 @@ func joinLeg(a, b *seg, lg leg) seg {
 	dw := max(b.e-at-a.l, 0)
 	dtw := max(a.e+at-b.l, 0)
 	return seg{
-		first:  a.first,
-		last:   b.last,
-		n:      a.n + b.n,
-		dur:    a.dur + b.dur + t + dw,
-		tw:     a.tw + b.tw + dtw,
-		e:      max(b.e-at, a.e) - dw,
-		l:      min(b.l-at, a.l) + dtw,
-		dist:   a.dist + b.dist + int(lg[legDist]),
-		travel: a.travel + b.travel + t,
-		svc:    a.svc + b.svc,
-		load:   a.load + b.load,
+		first: a.first,
+		last:  b.last,
+		n:     a.n + b.n,
+		dur:   a.dur + b.dur + t + dw,
+		tw:    a.tw + b.tw + dtw,
+		e:     max(b.e-at, a.e) - dw,
+		l:     min(b.l-at, a.l) + dtw,
+		sums:  [2]int{a.sums[legDur] + b.sums[legDur] + t, a.sums[legDist] + b.sums[legDist] + int(lg[legDist])},
+		svc:   a.svc + b.svc,
+		load:  a.load + b.load,
 	}
 }
 
@@ -148,16 +148,13 @@ func (s *solver) cost(v int, full *seg) float64 {
 	if s.obj == ObjectiveDuration {
 		return float64(full.dur) + s.fixed[v]
 	}
-	return float64(full.dist) + s.fixed[v]
+	return float64(full.sums[legDist]) + s.fixed[v]
 }
 
 // edges is the sum of the objective's matrix over the legs of sg: metres
 // for the distance objective, travel seconds for the duration objective.
 func (s *solver) edges(sg *seg) int {
-	if s.obj == ObjectiveDuration {
-		return sg.travel
-	}
-	return sg.dist
+	return sg.sums[s.objLeg&1]
 }
 
 // bound is a lower bound of the cost of a complete route of vehicle v with n
