@@ -57,7 +57,7 @@ func (s *solver) merge(a, b *seg) seg {
 		tw:    a.tw + b.tw + dtw,
 		e:     max(b.e-at, a.e) - dw,
 		l:     min(b.l-at, a.l) + dtw,
-		sums:  [2]int{a.sums[legDur] + b.sums[legDur] + t, a.sums[legDist] + b.sums[legDist] + int(lg[legDist])},
+		sums:  [2]int{legDur: a.sums[legDur] + b.sums[legDur] + t, legDist: a.sums[legDist] + b.sums[legDist] + int(lg[legDist])},
 		svc:   a.svc + b.svc,
 		load:  a.load + b.load,
 	}
@@ -80,7 +80,7 @@ func joinLeg(a, b *seg, lg leg) seg {
 		tw:    a.tw + b.tw + dtw,
 		e:     max(b.e-at, a.e) - dw,
 		l:     min(b.l-at, a.l) + dtw,
-		sums:  [2]int{a.sums[legDur] + b.sums[legDur] + t, a.sums[legDist] + b.sums[legDist] + int(lg[legDist])},
+		sums:  [2]int{legDur: a.sums[legDur] + b.sums[legDur] + t, legDist: a.sums[legDist] + b.sums[legDist] + int(lg[legDist])},
 		svc:   a.svc + b.svc,
 		load:  a.load + b.load,
 	}
