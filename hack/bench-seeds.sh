@@ -53,6 +53,7 @@ for ((s = FROM; s <= TO; s++)); do
 done | awk -F, -v above="$ABOVE" '
   # seed,instance,customers,routes,distance,bks,gap_pct,seconds,feasible
   {
+    if (!($2 in n)) order[++k] = $2 # the files in bench order
     n[$2]++; sum[$2] += $7
     if ($7 > above) { miss[$2]++; at[$2] = at[$2] " " $1 }
     if (!($2 in worst) || $7 > worst[$2]) worst[$2] = $7
@@ -60,8 +61,6 @@ done | awk -F, -v above="$ABOVE" '
   }
   END {
     printf "%-12s %6s %8s %9s %9s  %s\n", "instance", "runs", "above", "mean_gap", "worst", "seeds above"
-    for (i in n) order[++k] = i
-    for (a = 2; a <= k; a++) for (b = a; b > 1 && order[b] < order[b-1]; b--) { t = order[b]; order[b] = order[b-1]; order[b-1] = t }
     for (a = 1; a <= k; a++) {
       i = order[a]
       printf "%-12s %6d %8d %9.3f %9.3f %s\n", i, n[i], miss[i], sum[i] / n[i], worst[i], at[i]
