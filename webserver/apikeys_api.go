@@ -149,15 +149,20 @@ func abortAPIKeyLimit(c *gin.Context) {
 		map[string]any{"limit": MaxAPIKeys})
 }
 
-// undoAPIKey revokes a key the caller will never see. It goes on after the
-// client has gone, and only logs its own failure.
+// undoAPIKey revokes, in the background, a key the caller will never see.
+// The request is answered at once; the revocation goes on after it, and
+// only logs its own failure.
 func (s *Server) undoAPIKey(c *gin.Context, p *Principal, id string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 3*s.opts.RequestTimeout)
-	defer cancel()
-	err := revokeAPIKey(ctx, s.apiReader, s.client, s.opts.OperatorNamespace, p.CompanyID, id)
-	if err != nil && !errors.Is(err, ErrAPIKeyNotFound) {
-		loggerFrom(c).Error(err, "Could not revoke an API key the caller was refused", "namespace", s.opts.OperatorNamespace, "keyID", id)
-	}
+	log := loggerFrom(c)
+	ctx := context.WithoutCancel(c.Request.Context())
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, s.opts.SlowRequestTimeout)
+		defer cancel()
+		err := revokeAPIKey(ctx, s.apiReader, s.client, s.opts.OperatorNamespace, p.CompanyID, id)
+		if err != nil && !errors.Is(err, ErrAPIKeyNotFound) {
+			log.Error(err, "Could not revoke an API key the caller was refused", "namespace", s.opts.OperatorNamespace, "keyID", id)
+		}
+	}()
 }
 
 // deleteAPIKey answers DELETE /v1/api-keys/{key_id}. A key may revoke

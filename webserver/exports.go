@@ -193,7 +193,7 @@ func (s *Server) createExport(c *gin.Context) {
 		abortError(c, http.StatusConflict, CodeResultNotReady, "the optimization is "+string(state)+"; it can be exported once it is completed", map[string]any{"status": string(state)})
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*s.opts.RequestTimeout)
+	ctx, cancel := s.kubeContext(c)
 	defer cancel()
 	keys, err := s.exportKeys.current(ctx)
 	if err != nil {
