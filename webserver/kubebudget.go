@@ -20,9 +20,10 @@ import (
 // only while the API server demonstrably answers: a background probe
 // (kubeProbe) reads through the API server from etcd several times per
 // budget, and a request keeps waiting, up to Options.SlowRequestTimeout,
-// only while one of the probes sent within the last budget has been
-// answered. A silent API server or etcd so gets a 503 at the budget, and
-// a busy one that still answers gets the time its writes need.
+// only while those reads keep being answered, one within the last budget.
+// Answers that keep coming, however late each one is, tell a busy control
+// plane from a silent one: a silent API server or etcd gets a 503 at the
+// budget, and a busy one the time its writes need.
 
 // Causes of a request's Kubernetes context ending, for the logs.
 var (
@@ -139,8 +140,8 @@ type kubeProbe struct {
 	reader    client.Reader
 	namespace string
 
-	// answered is when the newest probe that got an answer was sent
-	// (Unix nanoseconds); zero before any.
+	// answered is when a probe last got an answer (Unix nanoseconds);
+	// zero before any.
 	answered atomic.Int64
 }
 
@@ -148,18 +149,18 @@ type kubeProbe struct {
 // the API's own permission to get Optimizations.
 const probeName = "routeopt-api-probe"
 
-// answering reports whether a probe sent within window before now has
-// been answered.
+// answering reports whether a probe got an answer within window before now.
 func (p *kubeProbe) answering(now time.Time, window time.Duration) bool {
 	if p == nil {
 		return false
 	}
-	sent := p.answered.Load()
-	return sent != 0 && now.Sub(time.Unix(0, sent)) <= window
+	at := p.answered.Load()
+	return at != 0 && now.Sub(time.Unix(0, at)) <= window
 }
 
 // run probes every interval until ctx ends, each probe bounded by timeout;
-// probes overlap, so one that hangs does not delay the next.
+// probes overlap, so on a busy control plane answers keep coming every
+// interval however long each one takes.
 func (p *kubeProbe) run(ctx context.Context, interval, timeout time.Duration) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -174,16 +175,16 @@ func (p *kubeProbe) run(ctx context.Context, interval, timeout time.Duration) {
 }
 
 func (p *kubeProbe) probe(ctx context.Context, timeout time.Duration) {
-	sent := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	err := p.reader.Get(ctx, client.ObjectKey{Namespace: p.namespace, Name: probeName}, &v1alpha1.Optimization{})
 	if err != nil && !answered(err) {
 		return
 	}
+	now := time.Now().UnixNano()
 	for {
 		old := p.answered.Load()
-		if old >= sent.UnixNano() || p.answered.CompareAndSwap(old, sent.UnixNano()) {
+		if old >= now || p.answered.CompareAndSwap(old, now) {
 			return
 		}
 	}
@@ -200,5 +201,5 @@ func answered(err error) bool {
 // ctx ends. Without it every request answers 503 at its budget.
 func (s *Server) ProbeKubernetes(ctx context.Context) {
 	interval := min(max(s.opts.RequestTimeout/6, 50*time.Millisecond), time.Second)
-	go s.kubeProbe.run(ctx, interval, s.opts.RequestTimeout)
+	go s.kubeProbe.run(ctx, interval, s.opts.SlowRequestTimeout)
 }
