@@ -15,11 +15,11 @@ func SlimOptimization(obj any) (any, error) {
 		return obj, nil
 	}
 	opt.ManagedFields = nil
-	if opt.Spec.Orders != nil {
-		opt.Status.OrderCount = int32(len(opt.Spec.Orders))
+	if opt.Spec.Orders != nil || opt.Spec.Input != nil {
+		opt.Status.OrderCount = int32(opt.Spec.OrderTotal())
 		opt.Spec.Orders = nil
 	}
-	if opt.Spec.Vehicles != nil || opt.Spec.Fleet != nil {
+	if opt.Spec.Vehicles != nil || opt.Spec.Fleet != nil || opt.Spec.Input != nil {
 		opt.Status.VehicleCount = int32(opt.Spec.VehicleTotal())
 		opt.Spec.Vehicles = nil
 	}
@@ -29,15 +29,15 @@ func SlimOptimization(obj any) (any, error) {
 // orderCount is the number of opt's orders, from its spec or, on a slim
 // cached copy, from the count SlimOptimization kept.
 func orderCount(opt *v1alpha1.Optimization) int {
-	if opt.Spec.Orders != nil {
-		return len(opt.Spec.Orders)
+	if opt.Spec.Orders != nil || opt.Spec.Input != nil {
+		return opt.Spec.OrderTotal()
 	}
 	return int(opt.Status.OrderCount)
 }
 
 // vehicleCount is the number of opt's vehicles, as orderCount.
 func vehicleCount(opt *v1alpha1.Optimization) int {
-	if opt.Spec.Vehicles != nil || opt.Spec.Fleet != nil {
+	if opt.Spec.Vehicles != nil || opt.Spec.Fleet != nil || opt.Spec.Input != nil {
 		return opt.Spec.VehicleTotal()
 	}
 	return int(opt.Status.VehicleCount)

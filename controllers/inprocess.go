@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"errors"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -71,8 +72,18 @@ func (r *InProcessRunner) Start(_ context.Context, opt *v1alpha1.Optimization) e
 }
 
 // run admits the solve's geocoding on the budget, then runs the pipeline.
+// Admission reads the orders: it waits, as the pipeline does, for an input
+// ConfigMap its create has not written yet.
 func (r *InProcessRunner) run(ctx context.Context, opt *v1alpha1.Optimization) error {
 	ticket, err := admitGeocoding(ctx, r.pipeline, r.Budget, r.Recorder, opt)
+	for errors.Is(err, solver.ErrInputPending) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(solver.InputPoll):
+		}
+		ticket, err = admitGeocoding(ctx, r.pipeline, r.Budget, r.Recorder, opt)
+	}
 	if err != nil {
 		return err
 	}

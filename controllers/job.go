@@ -194,8 +194,9 @@ func (r *JobRunner) ConstructJob(opt *v1alpha1.Optimization) *batchv1.Job {
 	return job
 }
 
-// SolveRole is what opt's solve may do, by name: read its Optimization,
-// patch its status, read and patch its result ConfigMap, write its result
+// SolveRole is what opt's solve may do, by name: read its Optimization and
+// the ConfigMap holding its orders and vehicles (spec.input), patch its
+// status, read and patch its result ConfigMap, write its result
 // parts (v1alpha1.ResultManifest), and read the tenant's geocoding cache
 // (new answers go into its own ConfigMap; the controller merges them).
 // RBAC cannot limit create by name, so create on ConfigMaps is
@@ -206,7 +207,7 @@ func SolveRole(opt *v1alpha1.Optimization) []rbacv1.PolicyRule {
 	for i := 1; i <= v1alpha1.MaxResultParts; i++ {
 		parts = append(parts, opt.ResultPartName(i))
 	}
-	return []rbacv1.PolicyRule{
+	rules := []rbacv1.PolicyRule{
 		{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"optimizations"}, ResourceNames: []string{opt.Name}, Verbs: []string{"get"}},
 		{APIGroups: []string{v1alpha1.GroupVersion.Group}, Resources: []string{"optimizations/status"}, ResourceNames: []string{opt.Name}, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{opt.ResultConfigMapName()}, Verbs: []string{"get", "patch"}},
@@ -214,6 +215,10 @@ func SolveRole(opt *v1alpha1.Optimization) []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: parts, Verbs: []string{"patch"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{solver.GeocodeCacheConfigMap}, Verbs: []string{"get"}},
 	}
+	if opt.Spec.Input != nil {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{opt.Spec.Input.Name}, Verbs: []string{"get"}})
+	}
+	return rules
 }
 
 // identity is opt's solve identity: a ServiceAccount, a Role of SolveRole

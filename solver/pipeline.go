@@ -32,9 +32,12 @@ const DefaultProgressInterval = time.Second
 type Pipeline struct {
 	// Client writes the Optimization's status and its result.
 	Client client.Client
-	// Reader reads the Optimization from the API server (not a cache, whose
-	// copy may predate a cancel); nil means Client.
+	// Reader reads the Optimization and its input ConfigMap from the API
+	// server (not a cache, whose copy may predate a cancel); nil means Client.
 	Reader client.Reader
+	// InputWait is how long after an optimization's creation a solve waits
+	// for the ConfigMap spec.input names; 0 means DefaultInputWait.
+	InputWait time.Duration
 	// Geocoder resolves addresses; nil means none is configured.
 	Geocoder geocode.Geocoder
 	// GeocodeCacheTTL is how long a tenant's geocoding answers are reused;
@@ -80,10 +83,11 @@ type scope struct {
 	progress int32
 }
 
-// start reads the named Optimization and checks what its schema cannot
+// start reads the named Optimization, waiting for its input ConfigMap when
+// its create has not written it yet, and checks what its schema cannot
 // (ValidateSpec), giving the scope its phases run over.
 func (p *Pipeline) start(ctx context.Context, key types.NamespacedName) (*scope, error) {
-	opt, err := p.read(ctx, key)
+	opt, err := p.awaitRead(ctx, key)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,9 @@ package solver
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,21 +17,58 @@ import (
 // The Kubernetes reads and writes of a solve, in one place: the phases
 // compute, and reach the API server only through these.
 
-// read gets the Optimization from the API server; one that was cancelled or
-// has finished ends the run with context.Canceled.
+// read gets the Optimization from the API server, with the orders and
+// vehicles of the ConfigMap spec.input names filled into its spec; one that
+// was cancelled or has finished ends the run with context.Canceled. An input
+// not written yet is ErrInputPending.
 func (p *Pipeline) read(ctx context.Context, key types.NamespacedName) (*v1alpha1.Optimization, error) {
-	reader := p.Reader
-	if reader == nil {
-		reader = p.Client
+	opt, err := p.readOptimization(ctx, key)
+	if err != nil || opt.Spec.Input == nil {
+		return opt, err
 	}
+	in, err := p.readInput(ctx, p.reader(), opt)
+	if err != nil {
+		return nil, err
+	}
+	opt.Spec = opt.Spec.WithInput(in)
+	return opt, nil
+}
+
+// awaitRead is read, waiting for an input ConfigMap that does not exist
+// yet until it does or the optimization is too old to expect it.
+func (p *Pipeline) awaitRead(ctx context.Context, key types.NamespacedName) (*v1alpha1.Optimization, error) {
+	for {
+		opt, err := p.read(ctx, key)
+		if !errors.Is(err, ErrInputPending) {
+			return opt, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(InputPoll):
+		}
+	}
+}
+
+// readOptimization gets the Optimization alone from the API server; one
+// that was cancelled or has finished ends the run with context.Canceled.
+func (p *Pipeline) readOptimization(ctx context.Context, key types.NamespacedName) (*v1alpha1.Optimization, error) {
 	opt := &v1alpha1.Optimization{}
-	if err := reader.Get(ctx, key, opt); err != nil {
+	if err := p.reader().Get(ctx, key, opt); err != nil {
 		return nil, fmt.Errorf("unable to read optimization: %w", err)
 	}
 	if opt.Spec.Cancel || opt.Status.State.IsTerminal() {
 		return nil, context.Canceled
 	}
 	return opt, nil
+}
+
+// reader reads around any cache.
+func (p *Pipeline) reader() client.Reader {
+	if p.Reader == nil {
+		return p.Client
+	}
+	return p.Reader
 }
 
 // key names the scope's Optimization.
@@ -60,7 +99,7 @@ func (s *scope) geocodeStore(ctx context.Context) (*configMapStore, error) {
 // checkNotCancelled re-reads the Optimization: a cancel may have arrived
 // while optimizing, and no result is stored after it.
 func (s *scope) checkNotCancelled(ctx context.Context) error {
-	_, err := s.p.read(ctx, s.key())
+	_, err := s.p.readOptimization(ctx, s.key())
 	return err
 }
 

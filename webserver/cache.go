@@ -7,8 +7,9 @@ import (
 )
 
 // SlimOptimizations is a cache transform for the API process: it keeps
-// records, not requests. Orders and vehicles are dropped from cached
-// Optimizations after their counts are kept in the status (where the
+// records, not requests. Orders and vehicles listed inline (an
+// Optimization written by hand; the API stores them apart) are dropped from
+// cached Optimizations after their counts are kept in the status (where the
 // controller writes them too), and managed fields from every object, so
 // the API's memory follows the number of optimizations, not their size.
 // Handlers that need the full spec read it around the cache.
@@ -21,7 +22,7 @@ func SlimOptimizations(obj any) (any, error) {
 		return obj, nil
 	}
 	if opt.Status.OrderCount == 0 {
-		opt.Status.OrderCount = int32(len(opt.Spec.Orders))
+		opt.Status.OrderCount = int32(opt.Spec.OrderTotal())
 	}
 	if opt.Status.VehicleCount == 0 {
 		opt.Status.VehicleCount = int32(opt.Spec.VehicleTotal())

@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -51,9 +52,16 @@ func readBody(c *gin.Context) ([]byte, bool) {
 }
 
 // newOptimization is the Optimization a create with Idempotency-Key key
-// stores in namespace for validated request in.
-func newOptimization(namespace, key string, in *schema.OptimizationIn) *v1alpha1.Optimization {
-	return &v1alpha1.Optimization{
+// stores in namespace for validated request in, and the stored form of its
+// input document (the orders and vehicles), which goes into the ConfigMap
+// spec.input names.
+func newOptimization(namespace, key string, in *schema.OptimizationIn) (*v1alpha1.Optimization, []byte, error) {
+	doc := inputFromRequest(in)
+	data, sum, err := v1alpha1.EncodeInput(doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("unable to encode the input document: %w", err)
+	}
+	opt := &v1alpha1.Optimization{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      OptimizationID(namespace, key),
 			Namespace: namespace,
@@ -64,6 +72,13 @@ func newOptimization(namespace, key string, in *schema.OptimizationIn) *v1alpha1
 		},
 		Spec: specFromRequest(in),
 	}
+	opt.Spec.Input = &v1alpha1.InputRef{
+		Name:     opt.InputConfigMapName(),
+		Orders:   int32(len(doc.Orders)),
+		Vehicles: int32(len(doc.Vehicles)),
+		SHA256:   sum,
+	}
+	return opt, data, nil
 }
 
 // stampQueuedAt records when the API accepted opt: creationTimestamp has
@@ -96,24 +111,28 @@ func (s *Server) createOptimization(c *gin.Context) {
 		return
 	}
 
-	opt := newOptimization(principal(c).Namespace, keyValue, in)
-	stampQueuedAt(opt, s.clock.Now())
-	requestHash := opt.Annotations[v1alpha1.RequestHashAnnotation]
-	size, err := storedSize(opt)
+	opt, input, err := newOptimization(principal(c).Namespace, keyValue, in)
 	if err != nil {
 		abortInternal(c, err)
 		return
 	}
-	// The API server's work on a create grows with the object (encoding,
-	// schema validation, the watch): a large one on a busy control plane
-	// may run past the budget, and goes on while the API server answers.
+	stampQueuedAt(opt, s.clock.Now())
+	requestHash := opt.Annotations[v1alpha1.RequestHashAnnotation]
+	// The Optimization and its input ConfigMap are written within the
+	// request's one budget; a large input on a busy control plane may run
+	// past it, and goes on while the API server answers.
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	if size > MaxStoredBytes {
-		msg, fields := tooLargeToStore(size, MaxStoredBytes)
-		s.refuseTooLarge(ctx, c, opt, keyValue, requestHash, msg, fields)
+	if len(input) > MaxStoredBytes {
+		msg, fields := tooLargeToStore(len(input), MaxStoredBytes)
+		s.refuseTooLarge(ctx, c, opt, input, keyValue, requestHash, msg, fields)
 		return
 	}
+	// The Optimization first, then its input: the ConfigMap is owned by the
+	// Optimization (deleted with it), and a create cut off between the two
+	// leaves an Optimization whose solve waits for its input, which a
+	// retry with the same Idempotency-Key writes, never a ConfigMap no one
+	// owns.
 	err = s.client.Create(ctx, opt, client.FieldOwner(CreateFieldManager))
 	if apierrors.IsAlreadyExists(err) {
 		existing := &v1alpha1.Optimization{}
@@ -121,7 +140,7 @@ func (s *Server) createOptimization(c *gin.Context) {
 			abortKube(c, err, "optimization")
 			return
 		}
-		s.replay(c, existing, keyValue, requestHash)
+		s.replay(ctx, c, existing, input, keyValue, requestHash)
 		return
 	}
 	if apierrors.IsInvalid(err) {
@@ -129,30 +148,74 @@ func (s *Server) createOptimization(c *gin.Context) {
 		abortValidation(c, []schema.Detail{{Loc: []any{"body"}, Msg: "Value error, " + err.Error(), Type: "value_error", Input: nil, Ctx: map[string]any{"error": map[string]any{}}}})
 		return
 	}
-	if isTooLargeForStorage(err) {
-		// The cluster's storage is stricter than MaxStoredBytes (a smaller
-		// etcd --max-request-bytes): still a request the client can fix.
-		loggerFrom(c).Info("Kubernetes API refused an optimization for its size", "storedBytes", size, "error", err.Error())
-		msg := fmt.Sprintf("the optimization would be stored as %s bytes and the cluster's storage refused it as too large; one stored object may be at most %s bytes, less where the storage is configured lower", thousands(size), thousands(MaxStoredBytes))
-		s.refuseTooLarge(ctx, c, opt, keyValue, requestHash, msg, map[string]any{"stored_bytes": size, "max_stored_bytes": MaxStoredBytes})
-		return
-	}
 	if err != nil {
 		abortKube(c, err, "optimization")
+		return
+	}
+	if !s.storeInput(ctx, c, opt, input) {
 		return
 	}
 	respondJSON(c, http.StatusAccepted, s.record(opt))
 }
 
+// storeInput writes opt's input document into the ConfigMap spec.input
+// names, owned by opt. One already there is kept when it is opt's (a retried
+// create) and taken over otherwise: a ConfigMap made ahead of a predictable
+// id by someone else is never trusted (the solve checks the SHA-256 that
+// spec.input records, too). On failure it answers the request itself.
+func (s *Server) storeInput(ctx context.Context, c *gin.Context, opt *v1alpha1.Optimization, input []byte) bool {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:      opt.Spec.Input.Name,
+			Namespace: opt.Namespace,
+			Labels:    map[string]string{v1alpha1.OptimizationLabel: opt.Name},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: v1alpha1.GroupVersion.String(), Kind: "Optimization",
+				Name: opt.Name, UID: opt.UID, Controller: ptr.To(true),
+			}},
+		},
+		BinaryData: map[string][]byte{v1alpha1.InputDataKey: input},
+	}
+	err := s.client.Create(ctx, cm, client.FieldOwner(CreateFieldManager))
+	if apierrors.IsAlreadyExists(err) {
+		existing := &corev1.ConfigMap{}
+		if err = s.apiReader.Get(ctx, client.ObjectKeyFromObject(cm), existing); err == nil {
+			if owner := metav1.GetControllerOf(existing); owner != nil && owner.UID == opt.UID &&
+				v1alpha1.SHA256Hex(existing.BinaryData[v1alpha1.InputDataKey]) == opt.Spec.Input.SHA256 {
+				return true
+			}
+			cm.ResourceVersion = existing.ResourceVersion
+			err = s.client.Update(ctx, cm, client.FieldOwner(CreateFieldManager))
+		}
+	}
+	if isTooLargeForStorage(err) {
+		// The cluster's storage is stricter than MaxStoredBytes (a smaller
+		// etcd --max-request-bytes): still a request the client can fix.
+		// The Optimization goes too, so that nothing of it is kept.
+		loggerFrom(c).Info("Kubernetes API refused an optimization's input for its size", "storedBytes", len(input), "error", err.Error())
+		if derr := s.client.Delete(ctx, opt, client.Preconditions{UID: &opt.UID}); client.IgnoreNotFound(derr) != nil {
+			loggerFrom(c).Error(derr, "Unable to delete the optimization whose input was refused", "optimization", opt.Name)
+		}
+		msg := fmt.Sprintf("the optimization's orders and vehicles would be stored as %s bytes (compressed) and the cluster's storage refused them as too large; one stored object may hold at most %s bytes, less where the storage is configured lower", thousands(len(input)), thousands(MaxStoredBytes))
+		abortError(c, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, msg, map[string]any{"stored_bytes": len(input), "max_stored_bytes": MaxStoredBytes})
+		return false
+	}
+	if err != nil {
+		abortKube(c, err, "optimization input")
+		return false
+	}
+	return true
+}
+
 // refuseTooLarge answers 413 with msg and fields for opt, too large to
 // store, unless its Idempotency-Key already names a stored optimization: a
 // replay is answered as one (or as a reused key), whatever its size.
-func (s *Server) refuseTooLarge(ctx context.Context, c *gin.Context, opt *v1alpha1.Optimization, keyValue, requestHash, msg string, fields map[string]any) {
+func (s *Server) refuseTooLarge(ctx context.Context, c *gin.Context, opt *v1alpha1.Optimization, input []byte, keyValue, requestHash, msg string, fields map[string]any) {
 	existing := &v1alpha1.Optimization{}
 	err := s.apiReader.Get(ctx, client.ObjectKeyFromObject(opt), existing)
 	switch {
 	case err == nil:
-		s.replay(c, existing, keyValue, requestHash)
+		s.replay(ctx, c, existing, input, keyValue, requestHash)
 	case apierrors.IsNotFound(err):
 		abortError(c, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, msg, fields)
 	default:
@@ -162,8 +225,9 @@ func (s *Server) refuseTooLarge(ctx context.Context, c *gin.Context, opt *v1alph
 
 // replay answers a create whose Idempotency-Key names the stored
 // optimization existing: 202 with its record for the same request, 422 for
-// a different one (API-DECISIONS.md).
-func (s *Server) replay(c *gin.Context, existing *v1alpha1.Optimization, keyValue, requestHash string) {
+// a different one (API-DECISIONS.md). A queued one gets its input written
+// again first, in case the create that made it was cut off before.
+func (s *Server) replay(ctx context.Context, c *gin.Context, existing *v1alpha1.Optimization, input []byte, keyValue, requestHash string) {
 	if existing.Annotations[v1alpha1.RequestHashAnnotation] != requestHash {
 		abortValidation(c, []schema.Detail{{
 			Loc:   []any{"header", "idempotency-key"},
@@ -172,6 +236,12 @@ func (s *Server) replay(c *gin.Context, existing *v1alpha1.Optimization, keyValu
 			Input: keyValue,
 		}})
 		return
+	}
+	if ref := existing.Spec.Input; ref != nil && stateOf(existing) == v1alpha1.StateQueued &&
+		ref.SHA256 == v1alpha1.SHA256Hex(input) && len(input) <= MaxStoredBytes {
+		if !s.storeInput(ctx, c, existing, input) {
+			return
+		}
 	}
 	respondJSON(c, http.StatusAccepted, s.record(existing))
 }
@@ -257,7 +327,7 @@ func (s *Server) getResult(c *gin.Context) {
 // returns nil.
 func (s *Server) storedResult(ctx context.Context, c *gin.Context, opt *v1alpha1.Optimization, withPaths bool) *v1alpha1.Result {
 	result, err := readStoredResult(ctx, s.apiReader, opt, withPaths)
-	var read *resultReadError
+	var read *configMapReadError
 	switch {
 	case err == nil:
 		return result
@@ -271,12 +341,12 @@ func (s *Server) storedResult(ctx context.Context, c *gin.Context, opt *v1alpha1
 	return nil
 }
 
-// resultReadError is a failed read of a result ConfigMap, as opposed to
-// stored data that does not decode.
-type resultReadError struct{ err error }
+// configMapReadError is a failed read of a result or input ConfigMap, as
+// opposed to stored data that does not decode.
+type configMapReadError struct{ err error }
 
-func (e *resultReadError) Error() string { return e.err.Error() }
-func (e *resultReadError) Unwrap() error { return e.err }
+func (e *configMapReadError) Error() string { return e.err.Error() }
+func (e *configMapReadError) Unwrap() error { return e.err }
 
 // readStoredResult reads opt's result in its stored form (see
 // v1alpha1.ResultManifest): the result ConfigMap, and the polylines, inline
@@ -287,7 +357,7 @@ func readStoredResult(ctx context.Context, r client.Reader, opt *v1alpha1.Optimi
 	get := func(name string) (*corev1.ConfigMap, error) {
 		cm := &corev1.ConfigMap{}
 		if err := r.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: name}, cm); err != nil {
-			return nil, &resultReadError{fmt.Errorf("completed optimization %s: reading ConfigMap %s: %w", opt.Name, name, err)}
+			return nil, &configMapReadError{fmt.Errorf("completed optimization %s: reading ConfigMap %s: %w", opt.Name, name, err)}
 		}
 		return cm, nil
 	}

@@ -79,9 +79,12 @@ type Options struct {
 
 // The REST API's permissions, generated into config/rbac/api_role.yaml.
 // Optimizations are routeopt's own kind: one informer over every tenant,
-// create, and cancel by patch. API key Secrets live in the operator's
+// create, cancel by patch, and delete of one whose input the cluster's
+// storage refused as too large (so a 413 leaves nothing behind). API key Secrets live in the operator's
 // namespace only. Inside a tenant namespace (through the RoleBinding
-// `routeopt tenant create` makes) the API reads result ConfigMaps, by name.
+// `routeopt tenant create` makes) the API writes each optimization's input
+// ConfigMap (create, and update to take over one it did not make) and reads
+// input and result ConfigMaps, by name.
 // Webhook endpoints are routeopt's own kind too: registered (create),
 // listed from one informer, removed (the signing finalizer by patch, then
 // delete); their signing secrets are Secrets in the operator's namespace,
@@ -91,10 +94,10 @@ type Options struct {
 // API keys are created and revoked over REST too, and their last use is
 // recorded on their Secret by a merge patch (patch covers every Secret of
 // the namespace, but delete and create did already).
-// +kubebuilder:rbac:groups=routeopt.io,resources=optimizations,verbs=get;list;watch;create;patch
+// +kubebuilder:rbac:groups=routeopt.io,resources=optimizations,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=routeopt.io,resources=webhookendpoints,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups="",namespace=routeopt-system,resources=secrets,verbs=get;list;watch;create;patch;delete
-// +kubebuilder:rbac:roleName=routeopt-api-tenant,groups="",resources=configmaps,verbs=get
+// +kubebuilder:rbac:roleName=routeopt-api-tenant,groups="",resources=configmaps,verbs=get;create;update
 
 // Server holds what handlers need.
 type Server struct {

@@ -10,7 +10,9 @@ import (
 )
 
 // specFromRequest maps the validated REST request (snake_case) onto the
-// custom resource's spec (camelCase), defaults applied.
+// custom resource's spec (camelCase), defaults applied. The orders and the
+// individual vehicles are not in it: they go to the input document
+// (inputFromRequest), which spec.input names.
 func specFromRequest(in *schema.OptimizationIn) v1alpha1.OptimizationSpec {
 	spec := v1alpha1.OptimizationSpec{
 		Name: in.Name,
@@ -18,21 +20,11 @@ func specFromRequest(in *schema.OptimizationIn) v1alpha1.OptimizationSpec {
 			Label: in.Depot.Label, Address: in.Depot.Address,
 			Latitude: in.Depot.Latitude, Longitude: in.Depot.Longitude,
 		},
-		Orders: make([]v1alpha1.Order, 0, len(in.Orders)),
 		Options: &v1alpha1.Options{
 			Strategy:      v1alpha1.Strategy(in.Options.Strategy),
 			Objective:     v1alpha1.Objective(in.Options.Objective),
 			SolverSeconds: int32Ptr(in.Options.SolverSeconds),
 		},
-	}
-	for _, o := range in.Orders {
-		spec.Orders = append(spec.Orders, v1alpha1.Order{
-			ID: o.ID, Address: o.Address, City: o.City, Region: o.Region, PostalCode: o.PostalCode, Country: o.Country,
-			Latitude: o.Latitude, Longitude: o.Longitude,
-			Demand: ptr.To(o.Demand), ServiceMinutes: ptr.To(o.ServiceMinutes),
-			TimeWindowStart: o.TimeWindowStart, TimeWindowEnd: o.TimeWindowEnd,
-			Customer: o.Customer, Phone: o.Phone, Notes: o.Notes,
-		})
 	}
 	if in.Fleet != nil {
 		f := in.Fleet
@@ -41,12 +33,29 @@ func specFromRequest(in *schema.OptimizationIn) v1alpha1.OptimizationSpec {
 			FixedCost: f.FixedCost, NamePrefix: f.NamePrefix,
 		}
 	}
+	return spec
+}
+
+// inputFromRequest is the input document of the validated REST request:
+// its orders and individual vehicles in the custom resource's form,
+// defaults applied.
+func inputFromRequest(in *schema.OptimizationIn) *v1alpha1.Input {
+	doc := &v1alpha1.Input{Orders: make([]v1alpha1.Order, 0, len(in.Orders))}
+	for _, o := range in.Orders {
+		doc.Orders = append(doc.Orders, v1alpha1.Order{
+			ID: o.ID, Address: o.Address, City: o.City, Region: o.Region, PostalCode: o.PostalCode, Country: o.Country,
+			Latitude: o.Latitude, Longitude: o.Longitude,
+			Demand: ptr.To(o.Demand), ServiceMinutes: ptr.To(o.ServiceMinutes),
+			TimeWindowStart: o.TimeWindowStart, TimeWindowEnd: o.TimeWindowEnd,
+			Customer: o.Customer, Phone: o.Phone, Notes: o.Notes,
+		})
+	}
 	for _, v := range in.Vehicles {
-		spec.Vehicles = append(spec.Vehicles, v1alpha1.Vehicle{
+		doc.Vehicles = append(doc.Vehicles, v1alpha1.Vehicle{
 			ID: v.ID, Capacity: v.Capacity, Driver: v.Driver, ShiftStart: v.ShiftStart, ShiftEnd: v.ShiftEnd, FixedCost: v.FixedCost,
 		})
 	}
-	return spec
+	return doc
 }
 
 func int32Ptr(v *int) *int32 {
@@ -104,7 +113,7 @@ func (s *Server) record(opt *v1alpha1.Optimization) Record {
 		},
 	}
 	if rec.Orders == 0 {
-		rec.Orders = len(opt.Spec.Orders)
+		rec.Orders = opt.Spec.OrderTotal()
 	}
 	if rec.Vehicles == 0 {
 		rec.Vehicles = opt.Spec.VehicleTotal()

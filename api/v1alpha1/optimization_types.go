@@ -322,8 +322,37 @@ type Options struct {
 	SolverSeconds *int32 `json:"solverSeconds,omitempty"`
 }
 
+// InputRef names the ConfigMap that holds an optimization's orders and
+// individual vehicles (the Input document, in binaryData input.json.gz or
+// data input.json), so that they stay out of the Optimization.
+type InputRef struct {
+	// name is the ConfigMap's name, in the Optimization's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// orders is how many orders the ConfigMap holds, so the record can show
+	// it before a solve reads them.
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=500
+	Orders int32 `json:"orders"`
+	// vehicles is how many individual vehicles it holds: none with a fleet.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Vehicles int32 `json:"vehicles,omitempty"`
+	// sha256 is the lowercase hex SHA-256 of binaryData input.json.gz: when
+	// set, a ConfigMap whose document differs is refused.
+	// +optional
+	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
 // OptimizationSpec is the create request. Only cancel may change after creation.
-// +kubebuilder:validation:XValidation:rule="has(self.vehicles) != has(self.fleet)",message="exactly one of vehicles and fleet is required"
+// +kubebuilder:validation:XValidation:rule="has(self.orders) != has(self.input)",message="exactly one of orders and input is required"
+// +kubebuilder:validation:XValidation:rule="!has(self.input) || !has(self.vehicles)",message="with input, the vehicles are in its ConfigMap"
+// +kubebuilder:validation:XValidation:rule="has(self.fleet) != (has(self.vehicles) || (has(self.input) && has(self.input.vehicles) && self.input.vehicles > 0))",message="exactly one of vehicles and fleet is required"
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.cancel) || !oldSelf.cancel || (has(self.cancel) && self.cancel)",message="cancel cannot be undone"
 type OptimizationSpec struct {
 	// name is a free label.
@@ -335,14 +364,16 @@ type OptimizationSpec struct {
 	// +required
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="depot is immutable"
 	Depot Depot `json:"depot"`
-	// orders to plan; ids are unique.
-	// +required
+	// orders to plan; ids are unique. Absent when input names a ConfigMap
+	// that holds them.
+	// +optional
 	// +listType=map
 	// +listMapKey=id
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=500
-	Orders []Order `json:"orders"`
-	// vehicles, when given, are the individual vans; ids are unique.
+	Orders []Order `json:"orders,omitempty"`
+	// vehicles, when given, are the individual vans; ids are unique. With
+	// input, they are in its ConfigMap instead.
 	// +optional
 	// +listType=map
 	// +listMapKey=id
@@ -357,6 +388,12 @@ type OptimizationSpec struct {
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="options are immutable"
 	Options *Options `json:"options,omitempty"`
+	// input names the ConfigMap holding the orders and the individual
+	// vehicles, instead of listing them here: each write to the
+	// Optimization then costs the same whatever their number.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="input is immutable"
+	Input *InputRef `json:"input,omitempty"`
 	// cancel asks the controller to stop the optimization.
 	// +optional
 	Cancel bool `json:"cancel,omitempty"`
@@ -529,6 +566,9 @@ type OptimizationList struct {
 func (s *OptimizationSpec) VehicleTotal() int {
 	if s.Fleet != nil {
 		return int(s.Fleet.Count)
+	}
+	if s.Input != nil && s.Vehicles == nil {
+		return int(s.Input.Vehicles)
 	}
 	return len(s.Vehicles)
 }

@@ -307,17 +307,27 @@ func encodeGzipJSON(v any) ([]byte, error) {
 }
 
 func decodeGzipJSON(data []byte, v any) error {
-	zr, err := gzip.NewReader(bytes.NewReader(data))
+	raw, err := gunzip(data)
 	if err != nil {
 		return err
+	}
+	return json.Unmarshal(raw, v)
+}
+
+// gunzip expands a stored document, refusing one that expands past
+// maxDecodedBytes (a gzip bomb).
+func gunzip(data []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, err
 	}
 	defer func() { _ = zr.Close() }()
 	raw, err := io.ReadAll(io.LimitReader(zr, int64(maxDecodedBytes)+1))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(raw) > maxDecodedBytes {
-		return fmt.Errorf("stored document expands past %d bytes", maxDecodedBytes)
+		return nil, fmt.Errorf("stored document expands past %d bytes", maxDecodedBytes)
 	}
-	return json.Unmarshal(raw, v)
+	return raw, nil
 }

@@ -217,6 +217,11 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		{verb: "patch", group: "routeopt.io", resource: "optimizations", namespace: T, allowed: true},
 		{verb: "watch", group: "routeopt.io", resource: "optimizations", allowed: true},
 		{verb: "get", resource: "configmaps", namespace: T, allowed: true},
+		// each optimization's input ConfigMap, written beside it
+		{verb: "create", resource: "configmaps", namespace: T, allowed: true},
+		{verb: "update", resource: "configmaps", namespace: T, allowed: true},
+		// an optimization whose input the cluster's storage refused is removed again
+		{verb: "delete", group: "routeopt.io", resource: "optimizations", namespace: T, allowed: true},
 		{verb: "create", group: "routeopt.io", resource: "webhookendpoints", namespace: T, allowed: true},
 		{verb: "delete", group: "routeopt.io", resource: "webhookendpoints", namespace: T, allowed: true},
 		{verb: "patch", group: "routeopt.io", resource: "webhookendpoints", subresource: "status", namespace: T},
@@ -232,9 +237,10 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		{verb: "get", resource: "secrets", namespace: "kube-system"},
 		// reads results by name, nothing else of a tenant
 		{verb: "list", resource: "configmaps", namespace: T},
+		{verb: "delete", resource: "configmaps", namespace: T},
 		{verb: "get", resource: "configmaps", namespace: "kube-system"},
+		{verb: "create", resource: "configmaps", namespace: "kube-system"},
 		{verb: "patch", group: "routeopt.io", resource: "optimizations", subresource: "status", namespace: T},
-		{verb: "delete", group: "routeopt.io", resource: "optimizations", namespace: T},
 		{verb: "create", group: "batch", resource: "jobs", namespace: T},
 		{verb: "create", resource: "pods", namespace: "kube-system"},
 		{verb: "create", resource: "namespaces"},
@@ -247,6 +253,9 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		{verb: "get", resource: "configmaps", namespace: T, name: second + "-result", allowed: true},
 		{verb: "patch", resource: "configmaps", namespace: T, name: second + "-result", allowed: true},
 		{verb: "get", resource: "configmaps", namespace: T, name: "routeopt-geocode-cache", allowed: true},
+		// its orders and vehicles, read only
+		{verb: "get", resource: "configmaps", namespace: T, name: second + "-input", allowed: true},
+		{verb: "patch", resource: "configmaps", namespace: T, name: second + "-input"},
 		// its result parts: create cannot be limited by name, overwriting can
 		{verb: "create", resource: "configmaps", namespace: T, allowed: true},
 		{verb: "patch", resource: "configmaps", namespace: T, name: second + "-result-1", allowed: true},
@@ -258,6 +267,7 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		{verb: "get", group: "routeopt.io", resource: "optimizations", namespace: T, name: first},
 		{verb: "patch", group: "routeopt.io", resource: "optimizations", subresource: "status", namespace: T, name: first},
 		{verb: "get", resource: "configmaps", namespace: T, name: first + "-result"},
+		{verb: "get", resource: "configmaps", namespace: T, name: first + "-input"},
 		{verb: "patch", resource: "configmaps", namespace: T, name: first + "-result"},
 		{verb: "patch", resource: "configmaps", namespace: T, name: first + "-result-1"},
 		{verb: "list", group: "routeopt.io", resource: "optimizations", namespace: T},

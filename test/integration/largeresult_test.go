@@ -157,7 +157,7 @@ func resultParts(t *testing.T, opt *v1alpha1.Optimization) []corev1.ConfigMap {
 	}
 	var parts []corev1.ConfigMap
 	for _, cm := range list.Items {
-		if cm.Name != opt.ResultConfigMapName() {
+		if cm.Name != opt.ResultConfigMapName() && cm.Name != opt.InputConfigMapName() {
 			parts = append(parts, cm)
 		}
 	}

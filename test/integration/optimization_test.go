@@ -3,8 +3,11 @@ package integration
 import (
 	"routeopt.io/routeopt/test/requests"
 
+	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"slices"
 	"sort"
@@ -12,6 +15,7 @@ import (
 	"time"
 
 	polyline "github.com/twpayne/go-polyline"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
@@ -98,15 +102,37 @@ func TestCreateSolveAndFetchResult(t *testing.T) {
 		t.Errorf("created_at: %v", err)
 	}
 
-	// The custom resource: camelCase spec, idempotency annotations.
+	// The custom resource: camelCase spec, idempotency annotations, the
+	// orders in the input ConfigMap, camelCase too.
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("Optimization"))
 	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: s.namespace, Name: id}, u); err != nil {
 		t.Fatal(err)
 	}
-	orders, _, _ := unstructured.NestedSlice(u.Object, "spec", "orders")
-	first := orders[0].(map[string]any)
-	if first["timeWindowStart"] != "09:00" || first["serviceMinutes"] != int64(5) && first["serviceMinutes"] != float64(5) {
+	if _, found, _ := unstructured.NestedSlice(u.Object, "spec", "orders"); found {
+		t.Error("spec lists the orders inline")
+	}
+	inputName, _, _ := unstructured.NestedString(u.Object, "spec", "input", "name")
+	cm := &corev1.ConfigMap{}
+	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: s.namespace, Name: inputName}, cm); err != nil {
+		t.Fatal(err)
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(cm.BinaryData[v1alpha1.InputDataKey]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Orders []map[string]any `json:"orders"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil || len(doc.Orders) != 10 {
+		t.Fatalf("input document: %v, %d orders", err, len(doc.Orders))
+	}
+	first := doc.Orders[0]
+	if first["timeWindowStart"] != "09:00" || first["serviceMinutes"] != float64(5) {
 		t.Errorf("spec order not camelCase with defaults: %v", first)
 	}
 	if _, ok := first["time_window_start"]; ok {

@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -254,7 +256,26 @@ func TestManagerCacheIsSlim(t *testing.T) {
 	if cached.Status.OrderCount != 10 || cached.Status.VehicleCount != 2 || cached.Spec.Fleet == nil {
 		t.Errorf("cached counts %d orders, %d vehicles (fleet %v), want 10 and 2", cached.Status.OrderCount, cached.Status.VehicleCount, cached.Spec.Fleet)
 	}
-	if stored := current(t, opt); len(stored.Spec.Orders) != 10 {
-		t.Errorf("the stored optimization has %d orders, want 10", len(stored.Spec.Orders))
+	if stored := current(t, opt); stored.Spec.OrderTotal() != 10 || stored.Spec.Input == nil {
+		t.Errorf("the stored optimization has %d orders (input %+v), want 10 in its input ConfigMap", stored.Spec.OrderTotal(), stored.Spec.Input)
+	}
+
+	// One written by hand with its orders and vehicles inline.
+	inline := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Namespace: s.namespace, Name: uuid.NewString()}, Spec: crSpec()}
+	if err := k8sClient.Create(ctx, inline); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the inline optimization in the cache", func() (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(inline), cached)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	if cached.Spec.Orders != nil || cached.Spec.Vehicles != nil || cached.ManagedFields != nil {
+		t.Errorf("cached inline copy keeps %d orders, %d vehicles, %d managed fields", len(cached.Spec.Orders), len(cached.Spec.Vehicles), len(cached.ManagedFields))
+	}
+	if cached.Status.OrderCount != 3 || cached.Status.VehicleCount != 1 {
+		t.Errorf("cached inline counts %d orders, %d vehicles, want 3 and 1", cached.Status.OrderCount, cached.Status.VehicleCount)
+	}
+	if stored := current(t, inline); len(stored.Spec.Orders) != 3 {
+		t.Errorf("the stored inline optimization has %d orders, want 3", len(stored.Spec.Orders))
 	}
 }

@@ -129,7 +129,7 @@ func startSystem(t *testing.T, runner string) *system {
 
 // startSystemWith is startSystem with the runner's options and a hook to
 // tune the REST server's.
-func startSystemWith(t *testing.T, ro app.RunnerOptions, tune func(*webserver.Options)) *system {
+func startSystemWith(t testing.TB, ro app.RunnerOptions, tune func(*webserver.Options)) *system {
 	t.Helper()
 	if ro.Image == "" {
 		ro.Image, ro.Command = "routeopt:test", "/routeopt"
@@ -157,7 +157,7 @@ func startSystemWith(t *testing.T, ro app.RunnerOptions, tune func(*webserver.Op
 // startAPI serves the REST API of namespace through restCfg on its own slim
 // cache, as `routeopt api` does, until ctx ends; it returns the server's URL
 // and the cache-backed client.
-func startAPI(ctx context.Context, t *testing.T, restCfg *rest.Config, ns string, tune func(*webserver.Options)) (string, client.Client) {
+func startAPI(ctx context.Context, t testing.TB, restCfg *rest.Config, ns string, tune func(*webserver.Options)) (string, client.Client) {
 	t.Helper()
 	c, err := cluster.New(restCfg, func(o *cluster.Options) {
 		o.Scheme = app.NewScheme()
@@ -197,7 +197,7 @@ func startAPI(ctx context.Context, t *testing.T, restCfg *rest.Config, ns string
 
 // startManager starts the controller manager watching only the system's
 // namespace; stopManager stops it and waits for its solves to end.
-func (s *system) startManager(t *testing.T) {
+func (s *system) startManager(t testing.TB) {
 	t.Helper()
 	s.stopManager = runManager(t, s.runner, s.namespace)
 }
@@ -260,7 +260,7 @@ func runManagerOn(t testing.TB, restCfg *rest.Config, ro app.RunnerOptions, name
 }
 
 // newAPIKey stores a key of tenant with scopes and returns it.
-func newAPIKey(t *testing.T, tenantID string, scopes ...string) string {
+func newAPIKey(t testing.TB, tenantID string, scopes ...string) string {
 	t.Helper()
 	key, _, err := webserver.CreateAPIKey(context.Background(), k8sClient, webserver.APIKeySpec{
 		Namespace: operatorNamespace, Tenant: tenantID, CompanyName: "Integration " + tenantID, Scopes: scopes,

@@ -6,6 +6,7 @@ package requests
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 
@@ -85,6 +86,39 @@ func AtLimits(n, wide int, wideChar string) map[string]any {
 	}
 }
 
+// Incompressible is AtLimits(n, …) whose first random characters of each
+// order (counted as AtLimits counts wide ones) are drawn at random from
+// CJK Unified Ideographs, 3 bytes each in UTF-8, so that gzip can shrink
+// them to about three fifths: the request whose stored input is largest
+// for its length. The same n, random and seed give the same request, and
+// each order's characters for random+1 start with those for random, so the
+// stored size grows with random.
+func Incompressible(n, random int, seed uint64) map[string]any {
+	req := AtLimits(n, 0, "x")
+	for i, o := range req["orders"].([]map[string]any) {
+		rng := rand.New(rand.NewPCG(seed, uint64(i)))
+		left := random
+		for _, f := range OrderTextLimits {
+			v := o[f.Name].(string)
+			prefix := ""
+			if f.Name == "id" {
+				prefix = v[:5]
+			}
+			free := f.Max - len(prefix)
+			w := min(left, free)
+			left -= w
+			var b strings.Builder
+			b.WriteString(prefix)
+			for range w {
+				b.WriteRune(rune(0x4E00 + rng.IntN(0x9FFF-0x4E00)))
+			}
+			b.WriteString(strings.Repeat("x", free-w))
+			o[f.Name] = b.String()
+		}
+	}
+	return req
+}
+
 // Typical is a realistic request of n orders: short addresses, customer
 // names and notes, coordinates given.
 func Typical(n int) map[string]any {
@@ -111,30 +145,6 @@ func Typical(n int) map[string]any {
 		"fleet":   map[string]any{"count": 20, "capacity": 60},
 		"options": map[string]any{"solver_seconds": 1},
 	}
-}
-
-// WithVehicles replaces req's fleet with n individual vehicles whose id
-// and driver name are at their maximum length, written with driver.
-func WithVehicles(req map[string]any, n int, driver string) map[string]any {
-	out := []map[string]any{}
-	for i := range n {
-		out = append(out, map[string]any{"id": fmt.Sprintf("v%03d", i) + strings.Repeat(driver, 76), "capacity": 10, "driver": strings.Repeat(driver, 120), "fixed_cost": 12.5})
-	}
-	delete(req, "fleet")
-	req["vehicles"] = out
-	return req
-}
-
-// Escaped is AtLimits(100, …) with characters the stored JSON escapes
-// (<, &, >, U+2028, control characters), which take 6 bytes each there.
-func Escaped() map[string]any {
-	req := AtLimits(100, MaxTextPerOrder, "<")
-	req["depot"] = map[string]any{"label": "<&>", "address": strings.Repeat("a\u2028", 150)}
-	for _, o := range req["orders"].([]map[string]any) {
-		o["notes"] = strings.Repeat("\x01", 500)
-		o["time_window_start"], o["time_window_end"] = "09:00", "17:30"
-	}
-	return req
 }
 
 // Spec is an Optimization spec named name with n orders shaped like the

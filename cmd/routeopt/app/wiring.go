@@ -94,6 +94,9 @@ type RunnerOptions struct {
 	// one WebhookAllowTargets make (tests trust their own TLS receivers
 	// through it).
 	WebhookPolicy *webhook.Policy
+	// InputWait is how long in-process solves wait for an input ConfigMap
+	// that is not written yet; 0 means solver.DefaultInputWait.
+	InputWait time.Duration
 }
 
 func (o *RunnerOptions) validate() error {
@@ -170,7 +173,7 @@ func AddControllers(ctx context.Context, mgr manager.Manager, o RunnerOptions) (
 		r.Runner = runner
 		err = r.SetupWithManager(mgr, events)
 	default:
-		pipeline := &solver.Pipeline{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}
+		pipeline := &solver.Pipeline{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), InputWait: o.InputWait}
 		if err := providers.pipeline(pipeline); err != nil {
 			return nil, err
 		}
