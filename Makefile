@@ -33,6 +33,9 @@ PORTAL_PREREQ := $(if $(HAVE_NPM),portal,portal-skip)
 # Test knobs: TEST_TIMEOUT bounds the whole run; GOTEST_FLAGS adds flags.
 TEST_TIMEOUT ?= 20m
 GOTEST_FLAGS ?=
+# Fuzzing knobs: FUZZTIME per target, FUZZ selects targets by name (a regexp).
+FUZZTIME ?= 30s
+FUZZ ?= .
 
 .PHONY: all
 all: build
@@ -120,6 +123,10 @@ test: manifests generate envtest vet build-installer build-static portal-deps ##
 	$(MAKE) --no-print-directory build-installer COMPONENTS="prometheus network-policy" INSTALLER=dist/install-all.yaml IMG=registry.example.com/routeopt:v0.0.0-test
 	@mkdir -p test-output
 	KUBEBUILDER_ASSETS=$(K8SBIN) go test -timeout $(TEST_TIMEOUT) -artifacts -outputdir=$(CURDIR)/test-output $(GOTEST_FLAGS) ./... 
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (30s), one after another; print executions and crashes, fail on a crash.
+	FUZZTIME=$(FUZZTIME) FUZZ='$(FUZZ)' hack/fuzz.sh
 
 .PHONY: ci
 ci: verify lint test ## What CI runs.
