@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	"routeopt.io/routeopt/api/v1alpha1"
 )
@@ -47,10 +48,20 @@ func WriteTerminationMessage(path string, f *Failure) {
 	_ = os.WriteFile(path, b, 0o644)
 }
 
+// Codes are the error codes a failed optimization may carry
+// (API-DECISIONS.md).
+var Codes = []string{
+	v1alpha1.ErrorGeocodingUnavailable, v1alpha1.ErrorMatrixUnavailable, v1alpha1.ErrorSolver,
+	v1alpha1.ErrorDeadlineExceeded, v1alpha1.ErrorInternal, v1alpha1.ErrorInvalidInput,
+}
+
 // ParseTerminationMessage reads a message written by WriteTerminationMessage.
+// Anything else is not a solve's failure, a JSON object with another code
+// included: with FallbackToLogsOnError the message may be the tail of the
+// pod's log, and a record must never show an undocumented error_code.
 func ParseTerminationMessage(msg string) (*Failure, bool) {
 	var f Failure
-	if err := json.Unmarshal([]byte(msg), &f); err != nil || f.Code == "" {
+	if err := json.Unmarshal([]byte(msg), &f); err != nil || !slices.Contains(Codes, f.Code) {
 		return nil, false
 	}
 	return &f, true

@@ -2,6 +2,7 @@ package record
 
 import (
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -19,13 +20,29 @@ func TestTerminationMessageRoundTrip(t *testing.T) {
 	}
 }
 
-// FuzzParseTerminationMessage: a pod's termination message is outside input.
+// FuzzParseTerminationMessage: a pod's termination message is outside
+// input (with FallbackToLogsOnError it may be the tail of any log). A
+// failure read from it carries one of the documented error codes, and is
+// read back unchanged once written.
 func FuzzParseTerminationMessage(f *testing.F) {
 	f.Add(`{"code":"solver_error","message":"x"}`)
+	f.Add(`{"code":"matrix_unavailable","message":"OSRM answered 503","extra":1}`)
 	f.Add("OOMKilled")
+	f.Add(`{"code":"","message":"x"}`)
+	f.Add(`{"code":"solver_error"}{"code":"internal_error"}`)
+	f.Add(`{"code":"SOLVER_ERROR","Message":"\u0000"}`)
 	f.Fuzz(func(t *testing.T, msg string) {
-		if fl, ok := ParseTerminationMessage(msg); ok && fl.Code == "" {
-			t.Fatal("accepted a failure without a code")
+		fl, ok := ParseTerminationMessage(msg)
+		if !ok {
+			return
+		}
+		if !slices.Contains(Codes, fl.Code) {
+			t.Fatalf("accepted a failure with the undocumented code %q", fl.Code)
+		}
+		path := t.TempDir() + "/termination-log"
+		WriteTerminationMessage(path, fl)
+		if again, ok := readTermination(t, path); !ok || *again != *fl {
+			t.Fatalf("%+v reads back as %+v, %v", fl, again, ok)
 		}
 	})
 }
