@@ -45,7 +45,7 @@ func WriteTerminationMessage(path string, f *Failure) {
 	if err != nil {
 		return
 	}
-	_ = os.WriteFile(path, b, 0o644)
+	_ = os.WriteFile(path, b, 0o600) // the kubelet reads it as root
 }
 
 // Codes are the error codes a failed optimization may carry
