@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 
 	"routeopt.io/routeopt/api/v1alpha1"
 )
@@ -57,11 +58,12 @@ var Codes = []string{
 
 // ParseTerminationMessage reads a message written by WriteTerminationMessage.
 // Anything else is not a solve's failure, a JSON object with another code
-// included: with FallbackToLogsOnError the message may be the tail of the
-// pod's log, and a record must never show an undocumented error_code.
+// or without a message included: with FallbackToLogsOnError the message may
+// be the tail of the pod's log, and a failed record must never show an
+// undocumented error_code or an empty error_message.
 func ParseTerminationMessage(msg string) (*Failure, bool) {
 	var f Failure
-	if err := json.Unmarshal([]byte(msg), &f); err != nil || !slices.Contains(Codes, f.Code) {
+	if err := json.Unmarshal([]byte(msg), &f); err != nil || !slices.Contains(Codes, f.Code) || strings.TrimSpace(f.Message) == "" {
 		return nil, false
 	}
 	return &f, true
