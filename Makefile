@@ -33,6 +33,11 @@ PORTAL_PREREQ := $(if $(HAVE_NPM),portal,portal-skip)
 # Test knobs: TEST_TIMEOUT bounds the whole run; GOTEST_FLAGS adds flags.
 TEST_TIMEOUT ?= 20m
 GOTEST_FLAGS ?=
+# The race detector slows code by 2 to 20 times: RACE_TIMEOUT bounds that run.
+RACE_TIMEOUT ?= 45m
+# Fuzzing knobs: FUZZTIME per target, FUZZ selects targets by name (a regexp).
+FUZZTIME ?= 30s
+FUZZ ?= .
 
 .PHONY: all
 all: build
@@ -121,8 +126,18 @@ test: manifests generate envtest vet build-installer build-static portal-deps ##
 	@mkdir -p test-output
 	KUBEBUILDER_ASSETS=$(K8SBIN) go test -timeout $(TEST_TIMEOUT) -artifacts -outputdir=$(CURDIR)/test-output $(GOTEST_FLAGS) ./... 
 
+.PHONY: test-race
+test-race: manifests generate envtest vet build-installer build-static portal-deps ## Run every test as make test does, under the race detector.
+	$(MAKE) --no-print-directory build-installer COMPONENTS="prometheus network-policy" INSTALLER=dist/install-all.yaml IMG=registry.example.com/routeopt:v0.0.0-test
+	@mkdir -p test-output/race
+	KUBEBUILDER_ASSETS=$(K8SBIN) go test -race -timeout $(RACE_TIMEOUT) -artifacts -outputdir=$(CURDIR)/test-output/race $(GOTEST_FLAGS) ./...
+
+.PHONY: fuzz
+fuzz: ## Run each fuzz target for FUZZTIME (30s), one after another; print executions and crashes, fail on a crash.
+	FUZZTIME=$(FUZZTIME) FUZZ='$(FUZZ)' hack/fuzz.sh
+
 .PHONY: ci
-ci: verify lint test ## What CI runs.
+ci: verify lint test test-race ## What CI runs.
 
 ##@ Build
 

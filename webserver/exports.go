@@ -148,13 +148,39 @@ func (l exportLink) url(base string, key []byte) string {
 	return b.String()
 }
 
-// verify reports, in constant time, whether signature is l's under key.
+// verify reports, in constant time, whether signature is l's under key,
+// encoded as url wrote it: strict decoding refuses the other spellings of
+// the same bytes (non-zero padding bits).
 func (l exportLink) verify(key []byte, signature string) bool {
-	got, err := base64.RawURLEncoding.DecodeString(signature)
+	got, err := base64.RawURLEncoding.Strict().DecodeString(signature)
 	if err != nil {
 		return false
 	}
 	return hmac.Equal(got, l.mac(key))
+}
+
+// linkFromQuery reads a download link's fields and signature from its
+// export id and query. exact is false unless the query holds each of the
+// link's parameters once and nothing else: a link verifies only as it was
+// given, and a repeated parameter cannot be read one way here and another
+// way by a proxy or a log.
+func linkFromQuery(exportID string, q url.Values) (l exportLink, signature string, exact bool) {
+	exact, read := true, 0
+	one := func(name string) string {
+		v := q[name]
+		exact, read = exact && len(v) == 1, read+1
+		if len(v) == 0 {
+			return ""
+		}
+		return v[0]
+	}
+	l = exportLink{
+		ExportID: exportID, Tenant: one(linkTenant),
+		OptimizationID: one(linkOptimizationID), OptimizationUID: one(linkOptimizationUID),
+		Format: one(linkFormat), Include: one(linkInclude), Expires: one(linkExpires), KeyID: one(linkKeyID),
+	}
+	signature = one(linkSignature)
+	return l, signature, exact && len(q) == read
 }
 
 // link is the download link of e, an export of opt made by tenant.
@@ -275,12 +301,7 @@ func (s *Server) downloadExport(c *gin.Context) {
 	// guesswork, errors included.
 	c.Header("Cache-Control", "private, no-store")
 	c.Header("X-Content-Type-Options", "nosniff")
-	q := c.Request.URL.Query()
-	l := exportLink{
-		ExportID: c.Param("export_id"), Tenant: q.Get(linkTenant),
-		OptimizationID: q.Get(linkOptimizationID), OptimizationUID: q.Get(linkOptimizationUID),
-		Format: q.Get(linkFormat), Include: q.Get(linkInclude), Expires: q.Get(linkExpires), KeyID: q.Get(linkKeyID),
-	}
+	l, signature, exact := linkFromQuery(c.Param("export_id"), c.Request.URL.Query())
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
 	key, err := s.exportKeys.lookup(ctx, l.KeyID)
@@ -288,7 +309,7 @@ func (s *Server) downloadExport(c *gin.Context) {
 		abortKube(c, err, "export signing key")
 		return
 	}
-	if key == nil || !l.verify(key.Key, q.Get(linkSignature)) {
+	if key == nil || !exact || !l.verify(key.Key, signature) {
 		abortError(c, http.StatusForbidden, CodeInvalidSignature, "the link's signature is not valid: use the download_url of an export exactly as it was given", nil)
 		return
 	}

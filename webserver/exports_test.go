@@ -53,7 +53,7 @@ func TestExportLinkSignature(t *testing.T) {
 			t.Errorf("%s changed, the signature still verifies", name)
 		}
 	}
-	for _, bad := range []string{"", "!!!", sig + "A", strings.ToUpper(sig)} {
+	for _, bad := range []string{"", "!!!", sig + "A", strings.ToUpper(sig), respell(sig)} {
 		if l.verify(key.Key, bad) {
 			t.Errorf("signature %q verifies", bad)
 		}

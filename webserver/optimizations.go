@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"time"
 
@@ -260,7 +261,12 @@ func (s *Server) listOptimizations(c *gin.Context) {
 		abortInternal(c, errors.New("the optimization list index was not started (IndexOptimizations)"))
 		return
 	}
-	pageItems, total := s.index.page(principal(c).Namespace, (page-1)*size, size)
+	// page has no upper bound: one whose offset overflows int is past the end.
+	offset := math.MaxInt
+	if page-1 <= math.MaxInt/size {
+		offset = (page - 1) * size
+	}
+	pageItems, total := s.index.page(principal(c).Namespace, offset, size)
 	out := make([]Record, 0, len(pageItems))
 	for _, o := range pageItems {
 		out = append(out, s.record(o))

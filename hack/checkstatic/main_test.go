@@ -32,7 +32,9 @@ func TestDynamicBinaryFails(t *testing.T) {
 	for _, p := range f.Progs {
 		interp = interp || p.Type == elf.PT_INTERP
 	}
-	f.Close()
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if !interp {
 		t.Skipf("%s is statically linked here", path)
 	}

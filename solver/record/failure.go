@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
+	"strings"
 
 	"routeopt.io/routeopt/api/v1alpha1"
 )
@@ -44,13 +46,24 @@ func WriteTerminationMessage(path string, f *Failure) {
 	if err != nil {
 		return
 	}
-	_ = os.WriteFile(path, b, 0o644)
+	_ = os.WriteFile(path, b, 0o600) // the kubelet reads it as root
+}
+
+// Codes are the error codes a failed optimization may carry
+// (API-DECISIONS.md).
+var Codes = []string{
+	v1alpha1.ErrorGeocodingUnavailable, v1alpha1.ErrorMatrixUnavailable, v1alpha1.ErrorSolver,
+	v1alpha1.ErrorDeadlineExceeded, v1alpha1.ErrorInternal, v1alpha1.ErrorInvalidInput,
 }
 
 // ParseTerminationMessage reads a message written by WriteTerminationMessage.
+// Anything else is not a solve's failure, a JSON object with another code
+// or without a message included: with FallbackToLogsOnError the message may
+// be the tail of the pod's log, and a failed record must never show an
+// undocumented error_code or an empty error_message.
 func ParseTerminationMessage(msg string) (*Failure, bool) {
 	var f Failure
-	if err := json.Unmarshal([]byte(msg), &f); err != nil || f.Code == "" {
+	if err := json.Unmarshal([]byte(msg), &f); err != nil || !slices.Contains(Codes, f.Code) || strings.TrimSpace(f.Message) == "" {
 		return nil, false
 	}
 	return &f, true

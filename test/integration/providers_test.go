@@ -174,7 +174,9 @@ func TestProviderFailures(t *testing.T) {
 // the pipeline's own histogram) are logged for docs/PERFORMANCE.md; the test
 // asserts only that Nominatim is not asked again.
 func TestGeocodeCache500(t *testing.T) {
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
+		// Two 500-order solves outlast the wait under the race detector;
+		// the geocoding cache's concurrency is in the smaller tests.
 		t.Skip("500-order geocoding run")
 	}
 	nominatim := newFakeNominatim(t, 2*time.Millisecond)

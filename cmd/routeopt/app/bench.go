@@ -126,12 +126,14 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+		_ = f.Close() // the profile failed already; nothing was written
 		return nil, fmt.Errorf("--cpuprofile: %w", err)
 	}
 	return func() {
 		pprof.StopCPUProfile()
-		f.Close()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "--cpuprofile: the profile may be incomplete: %v\n", err)
+		}
 	}, nil
 }
 
@@ -144,7 +146,7 @@ func summarizeFiles(w io.Writer, files []string) error {
 			return err
 		}
 		res, err := bench.ReadResults(f)
-		f.Close()
+		_ = f.Close() // read only: everything was read or err says why
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
