@@ -121,6 +121,15 @@ test: manifests generate envtest vet build-installer build-static portal-deps ##
 	@mkdir -p test-output
 	KUBEBUILDER_ASSETS=$(K8SBIN) go test -timeout $(TEST_TIMEOUT) -artifacts -outputdir=$(CURDIR)/test-output $(GOTEST_FLAGS) ./... 
 
+# Soak knobs: SOAK_LOAD is each phase's load; SOAK_TIMEOUT bounds the whole run.
+SOAK_LOAD ?= 150s
+SOAK_TIMEOUT ?= 20m
+
+.PHONY: soak
+soak: manifests generate envtest build-installer ## Bounded reliability run with SIGKILLs (Job runner, then dev mode); report in test-output/soak-report.md.
+	@mkdir -p test-output
+	KUBEBUILDER_ASSETS=$(K8SBIN) go test -tags soak -run '^TestSoak$$' -count=1 -v -timeout $(SOAK_TIMEOUT) ./test/e2e/ -args -soak.load=$(SOAK_LOAD)
+
 .PHONY: ci
 ci: verify lint test ## What CI runs.
 
