@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,13 +113,18 @@ func (s *Server) createAPIKey(c *gin.Context) {
 	// the company over the limit takes its own key back, so the last key
 	// kept always saw every other kept one, and the limit holds.
 	n, err := s.countAPIKeys(c, p)
-	if err != nil || n > MaxAPIKeys {
-		s.undoAPIKey(c, p, info.ID)
-		if err != nil {
-			abortKube(c, err, "API keys")
-		} else {
-			abortAPIKeyLimit(c)
-		}
+	switch {
+	case err != nil:
+		// The API server is failing: take the key back after answering.
+		s.undoAPIKeyLater(c, p, info.ID)
+		abortKube(c, err, "API keys")
+		return
+	case n > MaxAPIKeys:
+		// Before answering, so no one sees the company over the limit.
+		ctx, cancel := s.kubeContext(c)
+		defer cancel()
+		s.undoAPIKey(ctx, loggerFrom(c), p, info.ID)
+		abortAPIKeyLimit(c)
 		return
 	}
 	respondJSON(c, http.StatusCreated, apiKeyCreated{APIKeyRecord: apiKeyRecord(info), Key: key})
@@ -149,15 +155,25 @@ func abortAPIKeyLimit(c *gin.Context) {
 		map[string]any{"limit": MaxAPIKeys})
 }
 
-// undoAPIKey revokes a key the caller will never see. It goes on after the
-// client has gone, and only logs its own failure.
-func (s *Server) undoAPIKey(c *gin.Context, p *Principal, id string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 3*s.opts.RequestTimeout)
-	defer cancel()
+// undoAPIKey revokes a key the caller will never see, and only logs its
+// own failure.
+func (s *Server) undoAPIKey(ctx context.Context, log logr.Logger, p *Principal, id string) {
 	err := revokeAPIKey(ctx, s.apiReader, s.client, s.opts.OperatorNamespace, p.CompanyID, id)
 	if err != nil && !errors.Is(err, ErrAPIKeyNotFound) {
-		loggerFrom(c).Error(err, "Could not revoke an API key the caller was refused", "namespace", s.opts.OperatorNamespace, "keyID", id)
+		log.Error(err, "Could not revoke an API key the caller was refused", "namespace", s.opts.OperatorNamespace, "keyID", id)
 	}
+}
+
+// undoAPIKeyLater is undoAPIKey after the answer, for as long as a slow
+// request may wait.
+func (s *Server) undoAPIKeyLater(c *gin.Context, p *Principal, id string) {
+	log := loggerFrom(c)
+	ctx := context.WithoutCancel(c.Request.Context())
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, s.opts.SlowRequestTimeout)
+		defer cancel()
+		s.undoAPIKey(ctx, log, p, id)
+	}()
 }
 
 // deleteAPIKey answers DELETE /v1/api-keys/{key_id}. A key may revoke

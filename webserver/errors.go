@@ -1,6 +1,7 @@
 package webserver
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -55,14 +56,29 @@ func abortValidation(c *gin.Context, details []schema.Detail) {
 // retryAfterUnavailable is the Retry-After of a 503 while the Kubernetes API is down.
 const retryAfterUnavailable = 5
 
+// statusClientClosedRequest is what a request whose client went away
+// before the answer "answers": nothing reaches the client, and access logs
+// read it as nginx's 499.
+const statusClientClosedRequest = 499
+
 // abortKube maps an error of the Kubernetes API to the envelope: not found
 // is 404, anything that means the API could not answer is 503, the rest 500.
+// A client that went away meanwhile is no outage, whatever the error.
 func abortKube(c *gin.Context, err error, what string) {
 	switch {
+	case clientGone(c):
+		abortClientGone(c, err)
 	case apierrors.IsNotFound(err):
 		abortError(c, http.StatusNotFound, CodeNotFound, what+" not found", nil)
 	case isUnavailable(err):
-		loggerFrom(c).Info("Kubernetes API unavailable", "error", err.Error())
+		keysAndValues := []any{"error", err.Error()}
+		if b, ok := c.Get(ctxKubeBudget); ok {
+			if cause := b.(*kubeBudget).cause(); cause != nil {
+				keysAndValues = append(keysAndValues, "cause", cause.Error())
+			}
+		}
+		loggerFrom(c).Info("Kubernetes API unavailable", keysAndValues...)
+		kubeUnavailableTotal.Inc()
 		c.Header("Retry-After", strconv.Itoa(retryAfterUnavailable))
 		abortError(c, http.StatusServiceUnavailable, CodeUnavailable, "the service's storage is unavailable; retry later", nil)
 	default:
@@ -70,19 +86,45 @@ func abortKube(c *gin.Context, err error, what string) {
 	}
 }
 
-// isUnavailable reports errors that mean the API server could not answer.
+// isUnavailable reports errors that mean the Kubernetes API could not
+// answer: a deadline or a cancellation anywhere in the chain (client-go,
+// the cache and others wrap them), anything that is not an answer of the
+// API server (connection refused, DNS, a cut or unreadable response, a
+// cache that is not synced), and the API server's own answers that it or
+// its storage cannot serve now (5xx, 429).
 func isUnavailable(err error) bool {
-	if apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsTooManyRequests(err) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return true
 	}
 	var status apierrors.APIStatus
-	// Anything that is not a Kubernetes status (connection refused, a
-	// deadline, DNS) means the API could not be reached.
-	return !errors.As(err, &status)
+	if !errors.As(err, &status) {
+		return true
+	}
+	code := status.Status().Code
+	return code >= http.StatusInternalServerError || code == http.StatusTooManyRequests ||
+		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsTooManyRequests(err)
+}
+
+// clientGone reports whether the client closed the request (or its
+// connection) before it was answered.
+func clientGone(c *gin.Context) bool {
+	return c.Request.Context().Err() != nil
+}
+
+// abortClientGone ends a request whose client went away: nothing to
+// answer, nothing to alert on.
+func abortClientGone(c *gin.Context, err error) {
+	loggerFrom(c).V(1).Info("Client closed the request before it was answered", "error", err.Error())
+	clientGoneTotal.Inc()
+	c.AbortWithStatus(statusClientClosedRequest)
 }
 
 // abortInternal logs err with the request id and answers 500 without details.
 func abortInternal(c *gin.Context, err error) {
+	if clientGone(c) {
+		abortClientGone(c, err)
+		return
+	}
 	rid := c.GetString(ctxRequestID)
 	loggerFrom(c).Error(err, "Request failed") // the logger carries requestID
 	abortError(c, http.StatusInternalServerError, CodeInternal, "internal error; request id "+rid, map[string]any{"request_id": rid})

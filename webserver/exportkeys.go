@@ -7,9 +7,9 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -225,15 +225,19 @@ type exportKeyring struct {
 	clock     clock.PassiveClock
 	refresh   time.Duration
 
-	mu       sync.Mutex
+	// lock is held while the keys are read; waiting for it ends with the
+	// caller's context, so requests do not queue behind a read that hangs.
+	lock     *semaphore.Weighted
 	keys     *ExportSigningKeys
 	loadedAt time.Time
 }
 
 // get returns the keys, read again when the copy is older than maxAge.
 func (k *exportKeyring) get(ctx context.Context, maxAge time.Duration) (*ExportSigningKeys, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
+	if err := k.lock.Acquire(ctx, 1); err != nil {
+		return nil, fmt.Errorf("waiting for the export signing key: %w", err)
+	}
+	defer k.lock.Release(1)
 	now := k.clock.Now()
 	if k.keys != nil && now.Sub(k.loadedAt) < maxAge {
 		return k.keys, nil

@@ -196,7 +196,7 @@ func (s *Server) createExport(c *gin.Context) {
 		abortError(c, http.StatusConflict, CodeResultNotReady, "the optimization is "+string(state)+"; it can be exported once it is completed", map[string]any{"status": string(state)})
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.Request.Context(), 2*s.opts.RequestTimeout)
+	ctx, cancel := s.kubeContext(c)
 	defer cancel()
 	keys, err := s.exportKeys.current(ctx)
 	if err != nil {
@@ -322,8 +322,8 @@ func (s *Server) downloadExport(c *gin.Context) {
 	}
 	// The sheet shows each order's customer, phone and notes.
 	if err := readInput(ctx, s.apiReader, opt); err != nil {
-		var status apierrors.APIStatus
-		if errors.As(err, &status) {
+		var read *configMapReadError
+		if errors.As(err, &read) {
 			abortKube(c, err, "optimization input")
 		} else {
 			abortInternal(c, err)
@@ -360,8 +360,8 @@ func hasExport(opt *v1alpha1.Optimization, l exportLink) bool {
 
 // readInput fills opt's spec with the orders and vehicles of the ConfigMap
 // spec.input names (an Optimization that lists them inline is left as it
-// is). A failed read is the reader's error as it is; a document that cannot
-// be decoded is another error.
+// is). A failed read is a *configMapReadError; a document that cannot be
+// decoded is another error.
 func readInput(ctx context.Context, r client.Reader, opt *v1alpha1.Optimization) error {
 	ref := opt.Spec.Input
 	if ref == nil || opt.Spec.Orders != nil {
@@ -369,7 +369,7 @@ func readInput(ctx context.Context, r client.Reader, opt *v1alpha1.Optimization)
 	}
 	cm := &corev1.ConfigMap{}
 	if err := r.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: ref.Name}, cm); err != nil {
-		return err
+		return &configMapReadError{err}
 	}
 	in, err := v1alpha1.DecodeInput(cm.BinaryData, cm.Data, ref.SHA256)
 	if err != nil {

@@ -87,10 +87,6 @@ func stampQueuedAt(opt *v1alpha1.Optimization, now time.Time) {
 	opt.Annotations[v1alpha1.QueuedAtAnnotation] = now.UTC().Format(v1alpha1.QueuedAtLayout)
 }
 
-// createTimePerByte is the time a create is given per stored byte beyond
-// RequestTimeout: 2 s per megabyte.
-const createTimePerByte = 2 * time.Second / 1_000_000
-
 // createOptimization answers POST /v1/optimizations.
 func (s *Server) createOptimization(c *gin.Context) {
 	key, keyPresent := c.Request.Header["Idempotency-Key"]
@@ -122,10 +118,10 @@ func (s *Server) createOptimization(c *gin.Context) {
 	}
 	stampQueuedAt(opt, s.clock.Now())
 	requestHash := opt.Annotations[v1alpha1.RequestHashAnnotation]
-	// The input ConfigMap is written within the same budget, given more
-	// time the larger it is, so a large valid request is not refused with
-	// 503 on a busy control plane.
-	ctx, cancel := context.WithTimeout(c.Request.Context(), s.opts.RequestTimeout+time.Duration(len(input))*createTimePerByte)
+	// The Optimization and its input ConfigMap are written within the
+	// request's one budget; a large input on a busy control plane may run
+	// past it, and goes on while the API server answers.
+	ctx, cancel := s.kubeContext(c)
 	defer cancel()
 	if len(input) > MaxStoredBytes {
 		msg, fields := tooLargeToStore(len(input), MaxStoredBytes)
@@ -331,17 +327,26 @@ func (s *Server) getResult(c *gin.Context) {
 // returns nil.
 func (s *Server) storedResult(ctx context.Context, c *gin.Context, opt *v1alpha1.Optimization, withPaths bool) *v1alpha1.Result {
 	result, err := readStoredResult(ctx, s.apiReader, opt, withPaths)
-	var status apierrors.APIStatus
+	var read *configMapReadError
 	switch {
 	case err == nil:
 		return result
-	case errors.As(err, &status) && !apierrors.IsNotFound(err):
+	case errors.As(err, &read) && !apierrors.IsNotFound(err):
 		abortKube(c, err, "result")
 	default:
+		// A completed optimization without its ConfigMaps, or stored data
+		// that does not decode.
 		abortInternal(c, err)
 	}
 	return nil
 }
+
+// configMapReadError is a failed read of a result or input ConfigMap, as
+// opposed to stored data that does not decode.
+type configMapReadError struct{ err error }
+
+func (e *configMapReadError) Error() string { return e.err.Error() }
+func (e *configMapReadError) Unwrap() error { return e.err }
 
 // readStoredResult reads opt's result in its stored form (see
 // v1alpha1.ResultManifest): the result ConfigMap, and the polylines, inline
@@ -352,7 +357,7 @@ func readStoredResult(ctx context.Context, r client.Reader, opt *v1alpha1.Optimi
 	get := func(name string) (*corev1.ConfigMap, error) {
 		cm := &corev1.ConfigMap{}
 		if err := r.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: name}, cm); err != nil {
-			return nil, fmt.Errorf("completed optimization %s: reading ConfigMap %s: %w", opt.Name, name, err)
+			return nil, &configMapReadError{fmt.Errorf("completed optimization %s: reading ConfigMap %s: %w", opt.Name, name, err)}
 		}
 		return cm, nil
 	}

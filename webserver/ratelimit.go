@@ -75,10 +75,16 @@ func (s *Server) rateLimit(c *gin.Context) {
 	}
 	ok, wait := s.limiter.allow(principal(c).KeyID, s.clock.Now())
 	if !ok {
-		seconds := int(math.Ceil(wait.Seconds()))
-		c.Header("Retry-After", strconv.Itoa(max(1, seconds)))
-		abortError(c, http.StatusTooManyRequests, CodeRateLimited, "too many requests for this API key; retry after "+strconv.Itoa(max(1, seconds))+" s", map[string]any{"retry_after_seconds": max(1, seconds)})
+		abortRateLimited(c, wait, "too many requests for this API key")
 		return
 	}
 	c.Next()
+}
+
+// abortRateLimited answers 429 with Retry-After: wait in whole seconds, at
+// least one.
+func abortRateLimited(c *gin.Context, wait time.Duration, why string) {
+	seconds := max(1, int(math.Ceil(wait.Seconds())))
+	c.Header("Retry-After", strconv.Itoa(seconds))
+	abortError(c, http.StatusTooManyRequests, CodeRateLimited, why+"; retry after "+strconv.Itoa(seconds)+" s", map[string]any{"retry_after_seconds": seconds})
 }

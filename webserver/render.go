@@ -62,7 +62,8 @@ type requestIDKey struct{}
 
 // withRequestID echoes the client's X-Request-ID or makes one, before gin
 // routes the request: gin's trailing-slash redirects run no middleware, and
-// they must carry the header too.
+// they must carry the header too. Header fields over MaxHeaderBytes are
+// refused here, with the request id.
 func withRequestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rid := r.Header.Get("X-Request-ID")
@@ -72,6 +73,9 @@ func withRequestID(next http.Handler) http.Handler {
 			rid = hex.EncodeToString(b)
 		}
 		w.Header().Set("X-Request-ID", rid)
+		if refuseLargeHeaders(w, r) {
+			return
+		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestIDKey{}, rid)))
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/go-logr/logr"
 	"github.com/klauspost/compress/gzhttp"
+	"golang.org/x/sync/semaphore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,14 +32,31 @@ type Options struct {
 	PublicURL string
 	// MaxBodyBytes bounds request bodies; 5 MiB when zero.
 	MaxBodyBytes int64
-	// RequestTimeout bounds each call to the Kubernetes API, so a request
-	// answers 503 rather than hang when the API is unreachable; 1.5 s when zero.
+	// RequestTimeout is a request's budget for all its calls to the
+	// Kubernetes API together, counted from the first: past it the request
+	// answers 503 unless the API server demonstrably answers (see
+	// kubeBudget); 1.5 s when zero.
 	RequestTimeout time.Duration
+	// SlowRequestTimeout is how long a request may wait on its Kubernetes
+	// calls past RequestTimeout while the API server answers its probe (a
+	// busy control plane, a large write); 10 s when zero, never less than
+	// RequestTimeout.
+	SlowRequestTimeout time.Duration
 	// RateLimit is the sustained requests per second allowed per API key;
 	// 0 disables rate limiting.
 	RateLimit float64
 	// RateBurst is the bucket size of the per-key rate limit.
 	RateBurst int
+	// AuthFailureRate is the sustained failed authentications per second
+	// allowed per source address (an IPv6 /64); past AuthFailureBurst the
+	// source gets 429 before its key is checked. 0 disables the limit.
+	AuthFailureRate float64
+	// AuthFailureBurst is the bucket size of the failed-authentication limit.
+	AuthFailureBurst int
+	// TrustedProxies are the addresses or CIDRs of the proxies (the
+	// ingress) whose X-Forwarded-For names the client's address; with none
+	// the client is the TCP peer.
+	TrustedProxies []string
 	// OperatorNamespace holds the API key Secrets; routeopt-system when empty.
 	OperatorNamespace string
 	// WebhookPolicy decides which URLs may be registered as webhooks; nil
@@ -94,13 +112,20 @@ type Server struct {
 	log     logr.Logger
 	baseURL string
 	limiter *keyLimiter
+	// authFailures limits failed authentications per source address.
+	authFailures *authFailureLimiter
 	// index serves lists; IndexOptimizations sets it before serving.
 	index *listIndex
 	// exportKeys sign and verify export download links.
 	exportKeys *exportKeyring
 	// lastUse decides when an API key's use is recorded.
 	lastUse lastUseRecorder
+	// kubeProbe tells requests past their budget whether the API server answers.
+	kubeProbe *kubeProbe
 }
+
+// DefaultSlowRequestTimeout is Options.SlowRequestTimeout unless configured.
+const DefaultSlowRequestTimeout = 10 * time.Second
 
 // New builds a Server. keys is the reader API key Secrets are looked up in.
 func New(c client.Client, apiReader, keys client.Reader, log logr.Logger, opts Options) *Server {
@@ -116,6 +141,10 @@ func New(c client.Client, apiReader, keys client.Reader, log logr.Logger, opts O
 	if opts.RequestTimeout == 0 {
 		opts.RequestTimeout = 1500 * time.Millisecond
 	}
+	if opts.SlowRequestTimeout == 0 {
+		opts.SlowRequestTimeout = DefaultSlowRequestTimeout
+	}
+	opts.SlowRequestTimeout = max(opts.SlowRequestTimeout, opts.RequestTimeout)
 	if opts.ExportLinkTTL == 0 {
 		opts.ExportLinkTTL = DefaultExportLinkTTL
 	}
@@ -127,9 +156,13 @@ func New(c client.Client, apiReader, keys client.Reader, log logr.Logger, opts O
 		clock: clock.RealClock{}, log: log,
 		baseURL: strings.TrimRight(opts.PublicURL, "/"),
 	}
-	s.exportKeys = &exportKeyring{reader: apiReader, writer: c, namespace: opts.OperatorNamespace, clock: s.clock, refresh: opts.ExportKeyRefresh}
+	s.exportKeys = &exportKeyring{reader: apiReader, writer: c, namespace: opts.OperatorNamespace, clock: s.clock, refresh: opts.ExportKeyRefresh, lock: semaphore.NewWeighted(1)}
+	s.kubeProbe = &kubeProbe{reader: apiReader, namespace: opts.OperatorNamespace}
 	if opts.RateLimit > 0 {
 		s.limiter = newKeyLimiter(opts.RateLimit, max(1, opts.RateBurst))
+	}
+	if opts.AuthFailureRate > 0 {
+		s.authFailures = newAuthFailureLimiter(opts.AuthFailureRate, max(1, opts.AuthFailureBurst))
 	}
 	return s
 }
@@ -150,7 +183,15 @@ func (s *Server) Handler() http.Handler {
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
-	r.Use(s.requestID, s.recovery, s.bodyLimit)
+	// The client's address (for the failed-authentication limit) is the
+	// TCP peer, or the last address in X-Forwarded-For that a trusted
+	// proxy did not add.
+	r.RemoteIPHeaders = []string{"X-Forwarded-For"}
+	if err := r.SetTrustedProxies(s.opts.TrustedProxies); err != nil {
+		s.log.Error(err, "Invalid trusted proxies: trusting none")
+		_ = r.SetTrustedProxies(nil)
+	}
+	r.Use(s.requestID, s.recovery, s.withKubeBudget, s.bodyLimit)
 	// An unknown route under /v1 needs a valid key like every /v1 route:
 	// without one the answer is 401, whatever the path.
 	r.NoRoute(underV1(s.authenticate), underV1(s.rateLimit), func(c *gin.Context) {
@@ -247,11 +288,20 @@ func (s *Server) bodyLimit(c *gin.Context) {
 	c.Next()
 }
 
-// authenticate resolves the bearer API key to a Principal.
+// authenticate resolves the bearer API key to a Principal. A source
+// address that failed too often is refused first, before its key is read.
 func (s *Server) authenticate(c *gin.Context) {
+	source := sourceKey(c.ClientIP())
+	if s.authFailures != nil {
+		if blocked, wait := s.authFailures.blocked(source, s.clock.Now()); blocked {
+			authRateLimitedTotal.Inc()
+			abortRateLimited(c, wait, "too many failed authentications from this address")
+			return
+		}
+	}
 	scheme, key, ok := strings.Cut(c.GetHeader("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") || key == "" {
-		abortUnauthorized(c)
+		s.abortUnauthorized(c, source)
 		return
 	}
 	ctx, cancel := s.kubeContext(c)
@@ -262,7 +312,7 @@ func (s *Server) authenticate(c *gin.Context) {
 		return
 	}
 	if p == nil {
-		abortUnauthorized(c)
+		s.abortUnauthorized(c, source)
 		return
 	}
 	c.Set(ctxPrincipal, p)
@@ -270,8 +320,12 @@ func (s *Server) authenticate(c *gin.Context) {
 	c.Next()
 }
 
-// abortUnauthorized answers 401; it never says whether a key exists.
-func abortUnauthorized(c *gin.Context) {
+// abortUnauthorized answers 401, and counts the failure against source;
+// it never says whether a key exists.
+func (s *Server) abortUnauthorized(c *gin.Context, source string) {
+	if s.authFailures != nil {
+		s.authFailures.failed(source, s.clock.Now())
+	}
 	c.Header("WWW-Authenticate", "Bearer")
 	abortError(c, http.StatusUnauthorized, CodeUnauthorized, "a valid API key is required: send Authorization: Bearer <API_KEY>", nil)
 }
@@ -297,11 +351,6 @@ func loggerFrom(c *gin.Context) logr.Logger {
 		return l.(logr.Logger)
 	}
 	return logr.Discard()
-}
-
-// kubeContext bounds one call to the Kubernetes API.
-func (s *Server) kubeContext(c *gin.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(c.Request.Context(), s.opts.RequestTimeout)
 }
 
 // me answers GET /v1/me.

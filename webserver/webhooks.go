@@ -207,25 +207,30 @@ func (s *Server) takeWebhookSlot(c *gin.Context, p *Principal, url, secretName s
 	return nil, errWebhookLimit
 }
 
-// undoWebhookEndpoint removes an endpoint whose signing secret could not be
-// stored: without a secret it could never be used. A create that timed
-// out may have stored the Secret all the same, so that goes too. It goes on
-// after the client has gone, and only logs its own failures.
+// undoWebhookEndpoint removes, in the background, an endpoint whose
+// signing secret could not be stored: without a secret it could never be
+// used. A create that timed out may have stored the Secret all the same,
+// so that goes too. The request is answered at once; the undo goes on
+// after it, and only logs its own failures.
 func (s *Server) undoWebhookEndpoint(c *gin.Context, ep *v1alpha1.WebhookEndpoint) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), 3*s.opts.RequestTimeout)
-	defer cancel()
-	if err := s.deleteSigningSecret(ctx, ep); err != nil {
-		loggerFrom(c).Error(err, "Could not delete the signing secret of an undone webhook endpoint", "namespace", s.opts.OperatorNamespace, "name", ep.Spec.SecretName)
-	}
-	if err := s.removeSigningFinalizer(ctx, ep); err == nil {
-		err = s.deleteEndpoint(ctx, ep)
-		if err == nil {
-			return
+	log := loggerFrom(c)
+	ctx := context.WithoutCancel(c.Request.Context())
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, s.opts.SlowRequestTimeout)
+		defer cancel()
+		if err := s.deleteSigningSecret(ctx, ep); err != nil {
+			log.Error(err, "Could not delete the signing secret of an undone webhook endpoint", "namespace", s.opts.OperatorNamespace, "name", ep.Spec.SecretName)
 		}
-		loggerFrom(c).Error(err, "Could not delete a webhook endpoint without a signing secret", "namespace", ep.Namespace, "name", ep.Name)
-	} else {
-		loggerFrom(c).Error(err, "Could not remove the finalizer of a webhook endpoint without a signing secret", "namespace", ep.Namespace, "name", ep.Name)
-	}
+		if err := s.removeSigningFinalizer(ctx, ep); err == nil {
+			err = s.deleteEndpoint(ctx, ep)
+			if err == nil {
+				return
+			}
+			log.Error(err, "Could not delete a webhook endpoint without a signing secret", "namespace", ep.Namespace, "name", ep.Name)
+		} else {
+			log.Error(err, "Could not remove the finalizer of a webhook endpoint without a signing secret", "namespace", ep.Namespace, "name", ep.Name)
+		}
+	}()
 }
 
 // deleteWebhook answers DELETE /v1/webhooks/{webhook_id}: the signing

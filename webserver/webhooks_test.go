@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
@@ -114,21 +115,32 @@ func TestCreateWebhookUndoesTheEndpointWhenTheSecretFails(t *testing.T) {
 			if code := body["error"].(map[string]any)["code"]; code != tc.wantCode {
 				t.Errorf("code %v, want %s", code, tc.wantCode)
 			}
-			list := &v1alpha1.WebhookEndpointList{}
-			if err := c.List(context.Background(), list, client.InNamespace(v1alpha1.TenantNamespace("acme"))); err != nil {
-				t.Fatal(err)
-			}
-			if len(list.Items) != 0 {
-				t.Errorf("endpoints left behind: %+v", list.Items[0].ObjectMeta)
-			}
-			secrets := &corev1.SecretList{}
-			if err := c.List(context.Background(), secrets, client.InNamespace("routeopt-system")); err != nil {
-				t.Fatal(err)
-			}
-			for _, sec := range secrets.Items {
-				if sec.Type == v1alpha1.WebhookSecretType {
-					t.Errorf("signing Secret left behind: %s", sec.Name)
+			// The undo runs after the answer: wait for it.
+			var left []string
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				left = left[:0]
+				list := &v1alpha1.WebhookEndpointList{}
+				if err := c.List(context.Background(), list, client.InNamespace(v1alpha1.TenantNamespace("acme"))); err != nil {
+					t.Fatal(err)
 				}
+				for _, ep := range list.Items {
+					left = append(left, "endpoint "+ep.Name)
+				}
+				secrets := &corev1.SecretList{}
+				if err := c.List(context.Background(), secrets, client.InNamespace("routeopt-system")); err != nil {
+					t.Fatal(err)
+				}
+				for _, sec := range secrets.Items {
+					if sec.Type == v1alpha1.WebhookSecretType {
+						left = append(left, "signing Secret "+sec.Name)
+					}
+				}
+				if len(left) == 0 || time.Now().After(deadline) {
+					break
+				}
+			}
+			if len(left) > 0 {
+				t.Errorf("left behind: %v", left)
 			}
 		})
 	}

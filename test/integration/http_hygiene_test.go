@@ -1,11 +1,13 @@
 package integration
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -351,4 +353,80 @@ func TestHTTPNoHTMLEscaping(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Errors answered before a handler runs: header fields over the documented
+// 32 KiB get 431 in the envelope with the request id, up to the server's
+// 1 MiB; past it, and for requests net/http cannot parse or serve, net/http
+// answers itself in plain text (the README says so).
+func TestHTTPErrorsBeforeHandlers(t *testing.T) {
+	api := startHygieneAPI(t)
+	host := strings.TrimPrefix(api.url, "http://")
+	request := func(line, padding string) string {
+		return line + "\r\nHost: " + host + "\r\nAuthorization: Bearer " + api.key + "\r\nX-Request-ID: before-handlers\r\nX-Padding: " + padding + "\r\n\r\n"
+	}
+	for _, tc := range []struct {
+		name, request string
+		want          int
+		// envelope is the code of an answer in the error envelope; empty
+		// for net/http's own plain-text answers.
+		envelope string
+	}{
+		{"headers within 32 KiB", request("GET /v1/me HTTP/1.1", strings.Repeat("p", 16<<10)), http.StatusOK, ""},
+		{"headers over 32 KiB", request("GET /v1/me HTTP/1.1", strings.Repeat("p", webserver.MaxHeaderBytes)), http.StatusRequestHeaderFieldsTooLarge, webserver.CodeHeadersTooLarge},
+		{"headers over 1 MiB", request("GET /v1/me HTTP/1.1", strings.Repeat("p", webserver.HardMaxHeaderBytes+8192)), http.StatusRequestHeaderFieldsTooLarge, ""},
+		{"malformed request line", "GET /v1/me\r\nHost: " + host + "\r\n\r\n", http.StatusBadRequest, ""},
+		{"bad Content-Length", "POST /v1/optimizations HTTP/1.1\r\nHost: " + host + "\r\nContent-Length: -5\r\n\r\n", http.StatusBadRequest, ""},
+		{"unsupported Transfer-Encoding", "POST /v1/optimizations HTTP/1.1\r\nHost: " + host + "\r\nTransfer-Encoding: gzip\r\n\r\n", http.StatusNotImplemented, ""},
+		{"HTTP/3.0", request("GET /v1/me HTTP/3.0", "x"), http.StatusHTTPVersionNotSupported, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := rawExchange(t, host, tc.request)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d: %.200s", resp.StatusCode, tc.want, body)
+			}
+			if tc.want == http.StatusOK {
+				return
+			}
+			if tc.envelope == "" {
+				if resp.Header.Get("X-Request-ID") != "" || json.Valid(body) {
+					t.Errorf("net/http's own answer changed (the README describes it): %v %s", resp.Header, body)
+				}
+				return
+			}
+			if got := resp.Header.Get("X-Request-ID"); got != "before-handlers" {
+				t.Errorf("X-Request-ID %q", got)
+			}
+			var e struct {
+				Error struct {
+					Code   string
+					Fields map[string]any
+				}
+			}
+			if err := json.Unmarshal(body, &e); err != nil || e.Error.Code != tc.envelope {
+				t.Errorf("body %s (%v), want code %s", body, err, tc.envelope)
+			}
+		})
+	}
+}
+
+// rawExchange writes request on a new connection to host as it is and
+// reads the answer; the write goes on beside the read, since a server may
+// answer before it has read the whole request.
+func rawExchange(t *testing.T, host, request string) (*http.Response, []byte) {
+	t.Helper()
+	conn, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	go func() { _, _ = io.WriteString(conn, request) }()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, body
 }

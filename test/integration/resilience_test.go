@@ -175,3 +175,74 @@ func TestReadYourWrites(t *testing.T) {
 		}
 	}
 }
+
+// A burst of wrong keys from one address gets 401 for the first
+// --auth-failure-burst of them and at --auth-failure-rate after that, 429
+// with Retry-After for the rest; a valid key from that address waits too,
+// and works once the address has a failure left.
+func TestFailedAuthenticationBurst(t *testing.T) {
+	const rate, burst, senders = 1, 20, 8
+	ctx, cancel := context.WithCancel(context.Background())
+	company := "guess-" + randomHex(3)
+	if _, err := tenant.Create(ctx, k8sClient, company, "Guessed Inc", operatorNamespace); err != nil {
+		t.Fatal(err)
+	}
+	key := newAPIKey(t, company, webserver.AllScopes...)
+	url, _ := startAPI(ctx, t, cfg, v1alpha1.TenantNamespace(company), func(o *webserver.Options) {
+		o.AuthFailureRate, o.AuthFailureBurst = rate, burst
+	})
+	t.Cleanup(cancel)
+	s := &system{namespace: v1alpha1.TenantNamespace(company), apiKey: key, url: url}
+	waitFor(t, 5*time.Second, "the key in the cache", func() (bool, error) {
+		status, _, _ := s.call(t, "GET", "/v1/me", nil, nil)
+		return status == http.StatusOK, nil
+	})
+
+	const window = 2 * time.Second
+	var mu sync.Mutex
+	counts := map[int]int{}
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := range senders {
+		wg.Go(func() {
+			wrong := webserver.APIKeyPrefix + strconv.Itoa(i) + randomHex(20)
+			for time.Since(start) < window {
+				req, _ := http.NewRequest(http.MethodGet, url+"/v1/me", nil)
+				req.Header.Set("Authorization", "Bearer "+wrong)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_ = resp.Body.Close()
+				mu.Lock()
+				counts[resp.StatusCode]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	t.Logf("%d senders for %s: %d answers 401, %d answers 429, others %v", senders, elapsed.Round(time.Millisecond),
+		counts[http.StatusUnauthorized], counts[http.StatusTooManyRequests], counts)
+	maxFailures := burst + int(rate*elapsed.Seconds()) + 1
+	if n := counts[http.StatusUnauthorized]; n < burst || n > maxFailures {
+		t.Errorf("%d wrong keys answered 401, want %d to %d", n, burst, maxFailures)
+	}
+	if counts[http.StatusTooManyRequests] == 0 || len(counts) != 2 {
+		t.Errorf("answers %v, want only 401 and 429", counts)
+	}
+
+	status, body, hdr := s.call(t, "GET", "/v1/me", nil, nil)
+	if status != http.StatusTooManyRequests || errorCode(t, body) != webserver.CodeRateLimited {
+		t.Fatalf("a valid key from the limited address: %d %v, want 429 before the key is checked", status, body)
+	}
+	wait, err := strconv.Atoi(hdr.Get("Retry-After"))
+	if err != nil || wait < 1 {
+		t.Fatalf("Retry-After %q", hdr.Get("Retry-After"))
+	}
+	time.Sleep(time.Duration(wait) * time.Second)
+	if status, body, _ := s.call(t, "GET", "/v1/me", nil, nil); status != http.StatusOK {
+		t.Errorf("a valid key after Retry-After: %d %v", status, body)
+	}
+}

@@ -186,6 +186,7 @@ func startAPI(ctx context.Context, t testing.TB, restCfg *rest.Config, ns string
 		t.Fatal(err)
 	}
 	srv.WarmUp(ctx, ns)
+	srv.ProbeKubernetes(ctx)
 	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		ts.Close()
@@ -207,13 +208,19 @@ func (s *system) startManager(t testing.TB) {
 // be called more than once.
 func runManager(t testing.TB, ro app.RunnerOptions, namespaces ...string) func() {
 	t.Helper()
+	return runManagerOn(t, cfg, ro, namespaces...)
+}
+
+// runManagerOn is runManager on the control plane restCfg reaches.
+func runManagerOn(t testing.TB, restCfg *rest.Config, ro app.RunnerOptions, namespaces ...string) func() {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	opts := app.ManagerCacheOptions()
 	opts.DefaultNamespaces = map[string]cache.Config{}
 	for _, ns := range namespaces {
 		opts.DefaultNamespaces[ns] = cache.Config{}
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(restCfg, ctrl.Options{
 		Scheme:                 app.NewScheme(),
 		Cache:                  opts,
 		Client:                 app.ManagerClientOptions(),

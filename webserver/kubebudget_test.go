@@ -1,0 +1,176 @@
+package webserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+)
+
+func TestIsUnavailable(t *testing.T) {
+	gr := schema.GroupResource{Group: "routeopt.io", Resource: "optimizations"}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"deadline", context.DeadlineExceeded, true},
+		{"deadline wrapped by client-go", &url.Error{Op: "Get", URL: "https://api", Err: context.DeadlineExceeded}, true},
+		{"deadline wrapped twice", fmt.Errorf("reading ConfigMap x: %w", fmt.Errorf("rate limiter: %w", context.DeadlineExceeded)), true},
+		{"cancelled", fmt.Errorf("get: %w", context.Canceled), true},
+		{"connection refused", errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"), true},
+		{"cut response", fmt.Errorf("unexpected error when reading response body. Please retry. Original error: %w", errors.New("unexpected EOF")), true},
+		{"server timeout", apierrors.NewServerTimeout(gr, "get", 1), true},
+		{"timeout", apierrors.NewTimeoutError("etcd", 1), true},
+		{"storage unavailable", apierrors.NewServiceUnavailable("etcd is down"), true},
+		{"too many requests", apierrors.NewTooManyRequests("slow down", 1), true},
+		{"etcd error as an internal error", apierrors.NewInternalError(errors.New("etcdserver: request timed out")), true},
+		{"gateway timeout", apierrors.NewGenericServerResponse(http.StatusGatewayTimeout, "get", gr, "x", "", 0, true), true},
+		{"wrapped internal error", fmt.Errorf("unable to store API key: %w", apierrors.NewInternalError(errors.New("leader changed"))), true},
+		{"forbidden", apierrors.NewForbidden(gr, "x", errors.New("RBAC")), false},
+		{"conflict", apierrors.NewConflict(gr, "x", errors.New("changed")), false},
+		{"invalid", apierrors.NewBadRequest("bad"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := isUnavailable(tc.err); got != tc.want {
+				t.Errorf("isUnavailable(%v) = %v, want %v", tc.err, got, tc.want)
+			}
+		})
+	}
+}
+
+// budgetTestServer serves the API over a fake client whose webhook
+// endpoint lists take listDelay (or until the request's context ends) and
+// whose probe reads hang when silent.
+func budgetTestServer(t *testing.T, listDelay time.Duration, silent bool, opts Options) (*httptest.Server, string) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			if key.Name == probeName && silent {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return c.Get(ctx, key, obj, opts...)
+		},
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*v1alpha1.WebhookEndpointList); ok {
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("list webhook endpoints: %w", ctx.Err())
+				case <-time.After(listDelay):
+				}
+			}
+			return c.List(ctx, list, opts...)
+		},
+	}).Build()
+	key, _, err := CreateAPIKey(context.Background(), c, APIKeySpec{Namespace: "routeopt-system", Tenant: "acme", Scopes: AllScopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.OperatorNamespace = "routeopt-system"
+	srv := New(c, c, c, logr.Discard(), opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	srv.ProbeKubernetes(ctx)
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return ts, key
+}
+
+func getWebhooks(ctx context.Context, t *testing.T, ts *httptest.Server, key string) (*http.Response, error) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, ts.URL+"/v1/webhooks", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	return http.DefaultClient.Do(req)
+}
+
+// A Kubernetes API that does not answer at all costs a request its budget
+// and a 503; one that is slow but answers its probe gets the time it needs,
+// up to the longer bound.
+func TestKubeBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		listDelay  time.Duration
+		silent     bool
+		wantStatus int
+	}{
+		{"silent API server: 503 at the budget", time.Hour, true, http.StatusServiceUnavailable},
+		{"slow API server that answers: the answer", 1500 * time.Millisecond, false, http.StatusOK},
+		{"slower than the longest wait: 503", time.Hour, false, http.StatusServiceUnavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, key := budgetTestServer(t, tc.listDelay, tc.silent, Options{RequestTimeout: 500 * time.Millisecond, SlowRequestTimeout: 3 * time.Second})
+			outages := testutil.ToFloat64(kubeUnavailableTotal)
+			start := time.Now()
+			resp, err := getWebhooks(context.Background(), t, ts, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = resp.Body.Close()
+			took := time.Since(start)
+			if resp.StatusCode != tc.wantStatus {
+				t.Fatalf("status %d after %s, want %d", resp.StatusCode, took, tc.wantStatus)
+			}
+			if tc.wantStatus != http.StatusServiceUnavailable {
+				return
+			}
+			if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || secs < 1 {
+				t.Errorf("Retry-After %q", resp.Header.Get("Retry-After"))
+			}
+			if got := testutil.ToFloat64(kubeUnavailableTotal) - outages; got != 1 {
+				t.Errorf("outage counter went up by %v, want 1", got)
+			}
+			if tc.silent && took > 2*time.Second {
+				t.Errorf("a silent API server held the request %s with a budget of 500 ms", took)
+			}
+		})
+	}
+}
+
+// A client that goes away while the Kubernetes API is slow is no outage:
+// nothing is counted as one, and the request ends.
+func TestClientGoneIsNoOutage(t *testing.T) {
+	ts, key := budgetTestServer(t, time.Hour, true, Options{RequestTimeout: 5 * time.Second})
+	outages, gone := testutil.ToFloat64(kubeUnavailableTotal), testutil.ToFloat64(clientGoneTotal)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if resp, err := getWebhooks(ctx, t, ts, key); err == nil {
+		_ = resp.Body.Close()
+		t.Fatalf("answered %d after the client left", resp.StatusCode)
+	}
+	for deadline := time.Now().Add(5 * time.Second); testutil.ToFloat64(clientGoneTotal) == gone; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the request did not end after its client left")
+		}
+	}
+	if got := testutil.ToFloat64(kubeUnavailableTotal) - outages; got != 0 {
+		t.Errorf("a client that left counted as %v outages", got)
+	}
+}
