@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +26,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/cmd/routeopt/app/devplane"
 	"routeopt.io/routeopt/config/crd"
 	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
@@ -90,6 +92,20 @@ func newDevCommand() *cobra.Command {
 	return cmd
 }
 
+// newDevChildCommand is the launcher dev mode runs etcd and kube-apiserver
+// through; not for people.
+func newDevChildCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:                devplane.ChildUsage,
+		Short:              "Run a control-plane binary of routeopt dev so that it dies with routeopt dev (dev mode runs this itself)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return devplane.RunChild(args, cmd.ErrOrStderr())
+		},
+	}
+}
+
 // controlPlaneDir finds kube-apiserver and etcd: the flag, then
 // $KUBEBUILDER_ASSETS, then k8s/ beside the running executable.
 func controlPlaneDir(flag string) (string, error) {
@@ -138,24 +154,35 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(dataDir, "etcd"), 0o700); err != nil {
-		return fmt.Errorf("unable to create data dir: %w", err)
-	}
 	crds, err := crd.CRDs()
 	if err != nil {
 		return err
 	}
+	plane, err := devplane.Prepare(ctx, devplane.Config{DataDir: dataDir, Binaries: assets, Log: log})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if releaseErr := plane.Release(); releaseErr != nil && err == nil {
+			err = releaseErr
+		}
+	}()
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: assets,
 		CRDs:                  crds,
 		ErrorIfCRDPathMissing: true,
 	}
-	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: filepath.Join(dataDir, "etcd")}
+	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: plane.EtcdDataDir, Path: plane.EtcdPath}
 	// envtest turns fsync off for speed; dev data must survive a crash.
 	env.ControlPlane.Etcd.Configure().Disable("unsafe-no-fsync")
+	apiServer := env.ControlPlane.GetAPIServer()
+	apiServer.Path, apiServer.CertDir = plane.APIServerPath, plane.APIServerCertDir
 	log.Info("Starting the local control plane", "binaries", assets, "dataDir", dataDir)
-	cfg, err := env.Start()
-	if err != nil {
+	var cfg *rest.Config
+	if err := plane.Launch(func() (err error) {
+		cfg, err = env.Start()
+		return err
+	}); err != nil {
 		_ = env.Stop() // Start can fail after launching processes (CRD install)
 		return fmt.Errorf("unable to start the local control plane: %w", err)
 	}

@@ -20,7 +20,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"routeopt.io/routeopt/cmd/routeopt/app/devplane"
 )
+
+// RunDev starts etcd and kube-apiserver through `<this binary> dev-child`;
+// in these tests this binary is the test binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == devplane.ChildCommand {
+		err := devplane.RunChild(os.Args[2:], os.Stderr)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
 
 // devAssets finds the control plane the Makefile builds.
 func devAssets(t *testing.T) string {

@@ -33,7 +33,7 @@ func NewRootCommand() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().Bool("log-dev", false, "human-readable logs instead of JSON (default for dev)")
-	root.AddCommand(newManagerCommand(), newAPICommand(), newSolveCommand(), newDevCommand(), newTenantCommand(), newAPIKeyCommand(), newExportKeyCommand(), newBenchCommand())
+	root.AddCommand(newManagerCommand(), newAPICommand(), newSolveCommand(), newDevCommand(), newDevChildCommand(), newTenantCommand(), newAPIKeyCommand(), newExportKeyCommand(), newBenchCommand())
 	return root
 }
 
