@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver/record"
 )
 
 // traffic counts the requests the soak's clients sent and what they got,
@@ -283,10 +284,14 @@ func (r *hookReceiver) eventsOf() map[string][]hookEvent {
 
 // solveWatch follows every Optimization of a namespace through a watch
 // and counts, per optimization, the results stored: status.resultRef is
-// written by a solve only once its result is stored, and a solve that
-// starts again removes it first (server-side apply drops a field its
-// manager stops sending), so each appearance of resultRef is one solve
-// run to success. It also counts terminal states that changed.
+// written by a solve only once its result is stored, as its last write,
+// and a solve that starts again removes it first (server-side apply drops
+// a field its manager stops sending). So each appearance of resultRef is
+// one solve run to success, and so is a change of the time of the solve's
+// last write (its managedFields entry) while resultRef stays: another run
+// came and went while the watch was away (the API server restarted with
+// the process, whose solves start before the watch is back). It also
+// counts terminal states that changed.
 type solveWatch struct {
 	mu     sync.Mutex
 	traces map[string]*solveTrace
@@ -295,7 +300,9 @@ type solveWatch struct {
 }
 
 type solveTrace struct {
-	resultRef    bool
+	resultRef bool
+	// storedAt is the time of the solve's last write while resultRef is set.
+	storedAt     metav1.Time
 	state        v1alpha1.State
 	stores       int
 	leftTerminal int
@@ -312,8 +319,17 @@ func (w *solveWatch) observe(opt *v1alpha1.Optimization) {
 		w.traces[opt.Name] = tr
 	}
 	ref := opt.Status.ResultRef != ""
-	if ref && !tr.resultRef {
+	var solverWrote metav1.Time
+	for _, f := range opt.ManagedFields {
+		if f.Manager == record.FieldOwnerSolver && f.Subresource == "status" && f.Time != nil {
+			solverWrote = *f.Time
+		}
+	}
+	if ref && (!tr.resultRef || !solverWrote.Equal(&tr.storedAt)) {
 		tr.stores++
+	}
+	if ref {
+		tr.storedAt = solverWrote
 	}
 	if tr.state.IsTerminal() && opt.Status.State != tr.state {
 		tr.leftTerminal++

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/test/e2e/framework"
 )
 
@@ -101,6 +102,8 @@ type soakOpts struct {
 	NotFound int `json:"not_found"`
 	Stuck    int `json:"stuck"`
 	Lost     int `json:"lost"`
+	// Failed are the failed ones: "id (orders): error_code: error_message".
+	Failed []string `json:"failed,omitempty"`
 }
 
 // soakSolveRuns counts solves that ran to success more than once.
@@ -108,9 +111,12 @@ type soakSolveRuns struct {
 	// ByNode counts optimizations with more than one solve pod that
 	// succeeded (the Job runner only).
 	ByNode *int `json:"solved_twice_by_node,omitempty"`
-	// ByWatch counts optimizations whose status.resultRef appeared more
-	// than once: a result stored by a second solve.
+	// ByWatch counts optimizations the watch saw a result stored for more
+	// than once (see solveWatch).
 	ByWatch int `json:"stored_twice_by_watch"`
+	// Unseen counts completed optimizations the watch never saw a result
+	// stored for: it missed something, and ByWatch cannot be trusted.
+	Unseen int `json:"completed_unseen_by_watch"`
 	// LeftTerminal counts terminal states that changed.
 	LeftTerminal int `json:"left_terminal_state"`
 	// Relists counts lists of the watch after its first.
@@ -154,7 +160,7 @@ func (r *soakReport) add(name string) *phaseReport {
 
 // evaluate fills the report from what the phase saw and fails the test
 // where a figure is off its bound.
-func (p *phaseReport) evaluate(t *testing.T, tg *soakTarget, tr *traffic, ids []created, states map[string]string,
+func (p *phaseReport) evaluate(t *testing.T, tg *soakTarget, tr *traffic, ids []created, states, failures map[string]string,
 	watch *solveWatch, memory *framework.MemorySampler, refused int) {
 	t.Helper()
 	p.Victim, p.APIKilled = tg.victim, tg.apiDown
@@ -207,6 +213,9 @@ func (p *phaseReport) evaluate(t *testing.T, tg *soakTarget, tr *traffic, ids []
 			s = "no answer"
 		}
 		p.Optimizations.ByState[s]++
+		if f := failures[o.id]; f != "" {
+			p.Optimizations.Failed = append(p.Optimizations.Failed, fmt.Sprintf("%s (%d orders, created %s): %s", o.id, o.orders, p.offset(o.at), f))
+		}
 		switch {
 		case s == notFound:
 			p.Optimizations.NotFound++
@@ -229,6 +238,9 @@ func (p *phaseReport) evaluate(t *testing.T, tg *soakTarget, tr *traffic, ids []
 		trace := watch.trace(o.id)
 		if trace.stores > 1 {
 			p.Solves.ByWatch++
+		}
+		if trace.stores == 0 && states[o.id] == string(v1alpha1.StateCompleted) {
+			p.Solves.Unseen++
 		}
 		p.Solves.LeftTerminal += trace.leftTerminal
 	}
@@ -298,7 +310,10 @@ func (p *phaseReport) check(t *testing.T) {
 	if o := p.Optimizations; o.Refused > 0 || o.Lost > 0 {
 		t.Errorf("optimizations: %d creates refused, %d lost (%d not found, %d not terminal after the drain): %v", o.Refused, o.Lost, o.NotFound, o.Stuck, o.ByState)
 	}
-	if s := p.Solves; (s.ByNode != nil && *s.ByNode > 0) || s.ByWatch > 0 || s.LeftTerminal > 0 {
+	if f := p.Optimizations.Failed; len(f) > 0 {
+		t.Errorf("%d optimizations failed, although every request is valid and its fleet can carry every order: %v", len(f), f)
+	}
+	if s := p.Solves; (s.ByNode != nil && *s.ByNode > 0) || s.ByWatch > 0 || s.Unseen > 0 || s.LeftTerminal > 0 {
 		t.Errorf("solves: %s", p.solvesLine())
 	}
 	if e := p.Events; e.Missing > 0 || e.WrongType > 0 || e.BadSignatures > 0 || e.Unreadable > 0 || e.RepeatsWithoutKill > 0 {
@@ -348,7 +363,7 @@ func (p *phaseReport) offset(at time.Time) string {
 
 func (p *phaseReport) solvesLine() string {
 	s := p.Solves
-	line := fmt.Sprintf("%d stored twice (watch, %d relists), %d terminal states changed", s.ByWatch, s.Relists, s.LeftTerminal)
+	line := fmt.Sprintf("%d stored twice (watch, %d relists; %d completed with no store seen), %d terminal states changed", s.ByWatch, s.Relists, s.Unseen, s.LeftTerminal)
 	if s.ByNode != nil {
 		line = fmt.Sprintf("%d solved twice (solve pods that succeeded); ", *s.ByNode) + line
 	}
@@ -398,6 +413,7 @@ func (p *phaseReport) markdown() string {
 	row := func(figure, measured, bound string) { fmt.Fprintf(&b, "| %s | %s | %s |\n", figure, measured, bound) }
 	row("optimizations created (202)", fmt.Sprintf("%d: %s", p.Optimizations.Created, strings.Join(states, ", ")), "")
 	row("creates refused or given up", fmt.Sprint(p.Optimizations.Refused), "0")
+	row("failed (every request is valid)", fmt.Sprint(len(p.Optimizations.Failed)), "0")
 	outage := "every one counts: the REST API is never killed"
 	if p.APIKilled {
 		outage = fmt.Sprintf("%d more while the process was down", p.Failures.InOutages)
@@ -409,6 +425,7 @@ func (p *phaseReport) markdown() string {
 		row("solved twice (solve pods run to success)", fmt.Sprintf("%d (pods: %d succeeded, %d failed, %d other)", *p.Solves.ByNode, p.SolvePods.Succeeded, p.SolvePods.Failed, p.SolvePods.Other), "0")
 	}
 	row("results stored twice (watch of status.resultRef)", fmt.Sprintf("%d (%d relists)", p.Solves.ByWatch, p.Solves.Relists), "0")
+	row("completed without a store the watch saw", fmt.Sprint(p.Solves.Unseen), "0")
 	row("terminal states that changed", fmt.Sprint(p.Solves.LeftTerminal), "0")
 	e := p.Events
 	row("webhook deliveries, distinct events", fmt.Sprintf("%d, %d", e.Deliveries, e.Events), "")
@@ -421,9 +438,12 @@ func (p *phaseReport) markdown() string {
 			measured = trendLine(m.Trend)
 		}
 		row(fmt.Sprintf("RSS of %s (pid %d, after %s)", m.Process, m.JudgedPid, soakWarmUp), measured,
-			fmt.Sprintf("last third ≤ middle third + %.0f %% or + %d MiB", soakMemoryRelative*100, soakMemoryAbsolute>>20))
+			fmt.Sprintf("last third ≤ middle third + max(%.0f %%, %d MiB)", soakMemoryRelative*100, soakMemoryAbsolute>>20))
 	}
 	row("processes that ended on their own", fmt.Sprintf("%d %v", len(p.Exited), p.Exited), "0")
+	for _, f := range p.Optimizations.Failed {
+		fmt.Fprintf(&b, "\nFailed: %s", f)
+	}
 	for _, d := range e.Repeats {
 		fmt.Fprintf(&b, "\nRepeated event: %s", d)
 	}

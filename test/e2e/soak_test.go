@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -70,13 +71,19 @@ const (
 )
 
 // soakKillsAt are the times of the SIGKILLs, as fractions of the load:
-// the last leaves the restarted process long enough to judge its memory.
-var soakKillsAt = []float64{0.15, 0.35, 0.55}
+// the last leaves the process started after it 60 % of the load to judge
+// its memory by (a dozen readings after its warm-up at 150 s of load).
+var soakKillsAt = []float64{0.1, 0.25, 0.4}
 
-// The memory rule: see framework.Trend.Growing.
+// The memory rule (framework.Trend.Growing): the last third of the
+// readings after the warm-up may exceed the middle third by at most 10 %
+// or 16 MiB, whichever is more. A quiet run moves by a few MiB; a leak
+// of L MiB a minute over a window of W minutes moves it by about L×W/3,
+// so the default load catches leaks of a few tens of MiB a minute and a
+// longer -soak.load slower ones.
 const (
-	soakMemoryRelative = 0.15
-	soakMemoryAbsolute = 24 << 20
+	soakMemoryRelative = 0.10
+	soakMemoryAbsolute = 16 << 20
 )
 
 func TestSoak(t *testing.T) {
@@ -195,21 +202,13 @@ var managerLeaderElection = []string{
 // soakDevMode is `routeopt dev` on a data directory of its own, killed
 // and started again on the same directory.
 func soakDevMode(t *testing.T, rep *phaseReport) {
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		root, err := framework.RepoRoot()
-		if err != nil {
-			t.Fatal(err)
-		}
-		assets = filepath.Join(root, "bin", "k8s")
-	}
 	hooks := newHookReceiver()
 	t.Cleanup(hooks.Close)
 	dataDir := t.TempDir()
 	addr := freeAddr(t)
 	url := "http://" + addr
 	args := []string{
-		"dev", "--data-dir=" + dataDir, "--listen=" + addr, "--control-plane-dir=" + assets,
+		"dev", "--data-dir=" + dataDir, "--listen=" + addr, "--control-plane-dir=" + controlPlaneAssets(t),
 		"--webhook-allow-target=" + hooks.target(), "--rate-limit=0",
 		fmt.Sprintf("--max-concurrent-solves=%d", soakMaxConcurrentSolves),
 	}
@@ -408,7 +407,7 @@ func runSoak(t *testing.T, rep *phaseReport, tg *soakTarget) {
 			if isTerminal(states[o.id]) {
 				continue
 			}
-			states[o.id] = soakState(c, o.id)
+			states[o.id], _ = soakState(c, o.id)
 			if !isTerminal(states[o.id]) {
 				pending++
 			}
@@ -428,11 +427,12 @@ func runSoak(t *testing.T, rep *phaseReport, tg *soakTarget) {
 	memory.Stop()
 
 	// The verdict on every optimization, read once more.
+	failures := map[string]string{}
 	for _, o := range ids {
-		states[o.id] = soakState(c, o.id)
+		states[o.id], failures[o.id] = soakState(c, o.id)
 	}
 	rep.LoadAverageAfter = loadAverage()
-	rep.evaluate(t, tg, tr, ids, states, watch, memory, int(refused.Load()))
+	rep.evaluate(t, tg, tr, ids, states, failures, watch, memory, int(refused.Load()))
 }
 
 // soakCreate creates the i-th optimization, retrying a 5xx or no answer
@@ -500,19 +500,24 @@ func soakRead(ctx context.Context, c *apiClient, accepted *ledger, rng *rand.Ran
 	}
 }
 
-// soakState reads optimization id's status: "not found" for a 404, ""
-// when no answer came.
-func soakState(c *apiClient, id string) string {
+// soakState reads optimization id's status ("not found" for a 404, ""
+// when no answer came) and, when it failed, its error code and message.
+func soakState(c *apiClient, id string) (string, string) {
 	var rec struct {
-		Status string `json:"status"`
+		Status       string  `json:"status"`
+		ErrorCode    *string `json:"error_code"`
+		ErrorMessage *string `json:"error_message"`
 	}
 	switch c.do(context.Background(), "check", http.MethodGet, "/v1/optimizations/"+id, nil, nil, &rec) {
 	case http.StatusOK:
-		return rec.Status
+		if rec.ErrorCode != nil {
+			return rec.Status, *rec.ErrorCode + ": " + ptr.Deref(rec.ErrorMessage, "")
+		}
+		return rec.Status, ""
 	case http.StatusNotFound:
-		return notFound
+		return notFound, ""
 	}
-	return ""
+	return "", ""
 }
 
 const notFound = "not found"
