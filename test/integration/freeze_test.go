@@ -46,6 +46,9 @@ const frozenAnswerBound = 2 * time.Second
 // goes on (SIGCONT) the same API process serves every endpoint again and
 // nothing stored before or during the freeze is lost. The control plane is
 // the test's own: freezing the suite's would stall every other test.
+// frozenFor is how long each process is held frozen.
+const frozenFor = 20 * time.Second
+
 func TestFrozenControlPlane(t *testing.T) {
 	restCfg, etcdURL := startOwnControlPlane(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -132,6 +135,21 @@ func TestFrozenControlPlane(t *testing.T) {
 			})
 			if got := counterValue(t, "routeopt_api_kubernetes_unavailable_total") - outages; got != float64(answered503) {
 				t.Errorf("outage counter went up by %v for %d answers 503 (a client that hung up counts as none)", got, answered503)
+			}
+			// Held frozen for frozenFor in all, then asked again: an outage
+			// that lasts stays a 503 (or the cache's answer) within the bound.
+			time.Sleep(time.Until(frozenAt.Add(frozenFor)))
+			for _, e := range f.endpoints() {
+				if e.label != "me" && e.label != "result" {
+					continue
+				}
+				start := time.Now()
+				status, _, hdr := f.send(t, e.method, e.path, e.body)
+				took := time.Since(start)
+				t.Logf("frozen %-14s %-6s %-20s %d in %s, %s into the freeze", target.name, e.method, e.label, status, took.Round(time.Millisecond), time.Since(frozenAt).Round(time.Second))
+				if (status != http.StatusServiceUnavailable || hdr.Get("Retry-After") == "") && !e.cached(status) || took > frozenAnswerBound {
+					t.Errorf("%s after %s frozen: %d in %s", e.label, frozenFor, status, took.Round(time.Millisecond))
+				}
 			}
 			t.Logf("frozen for %s", time.Since(frozenAt).Round(time.Millisecond))
 
