@@ -411,3 +411,56 @@ func sortedDurations(d []time.Duration) []time.Duration {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s
 }
+
+// stallMeter measures how late the test process wakes from 100 ms sleeps:
+// on a machine so busy that the test itself stalls, the service stalls
+// too, and its answers then say more about the machine than about it.
+type stallMeter struct {
+	stop, done chan struct{}
+
+	mu     sync.Mutex
+	stalls []stall
+}
+
+// stall is a wake-up at least minStall late.
+type stall struct {
+	At   time.Time     `json:"at"`
+	Late time.Duration `json:"late_ns"`
+}
+
+const minStall = 500 * time.Millisecond
+
+func startStallMeter() *stallMeter {
+	m := &stallMeter{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		const tick = 100 * time.Millisecond
+		for {
+			began := time.Now()
+			select {
+			case <-m.stop:
+				return
+			case <-time.After(tick):
+			}
+			if late := time.Since(began) - tick; late >= minStall {
+				m.mu.Lock()
+				m.stalls = append(m.stalls, stall{At: began, Late: late})
+				m.mu.Unlock()
+			}
+		}
+	}()
+	return m
+}
+
+// Stop ends the measure and returns the stalls seen.
+func (m *stallMeter) Stop() []stall {
+	select {
+	case <-m.stop:
+	default:
+		close(m.stop)
+	}
+	<-m.done
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.stalls)
+}

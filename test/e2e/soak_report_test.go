@@ -37,7 +37,10 @@ type phaseReport struct {
 	DrainSeconds      float64   `json:"drain_seconds"`
 	LoadAverageBefore string    `json:"load_average_before"`
 	LoadAverageAfter  string    `json:"load_average_after"`
-	Victim            string    `json:"killed_process"`
+	// Stalls are the times the test process woke up late: the machine
+	// was too busy to run it, and so the service.
+	Stalls []stall `json:"stalls"`
+	Victim string  `json:"killed_process"`
 	// APIKilled says the REST API went down with the killed process.
 	APIKilled     bool         `json:"api_killed"`
 	Outages       []soakOutage `json:"outages"`
@@ -86,6 +89,9 @@ type soakFailure struct {
 	InOutages int `json:"in_outages"`
 	// Outside are all the others: each one fails the run.
 	Outside int `json:"outside_outages"`
+	// DuringStalls are those of Outside that overlapped a stall of the
+	// test process: they still count.
+	DuringStalls int `json:"outside_during_stalls"`
 	// Examples are the first few outside.
 	Examples []failedRequest `json:"examples,omitempty"`
 }
@@ -200,6 +206,9 @@ func (p *phaseReport) evaluate(t *testing.T, tg *soakTarget, tr *traffic, ids []
 			continue
 		}
 		p.Failures.Outside++
+		if p.inStall(f) {
+			p.Failures.DuringStalls++
+		}
 		if len(p.Failures.Examples) < 10 {
 			p.Failures.Examples = append(p.Failures.Examples, f)
 		}
@@ -346,6 +355,16 @@ func (p *phaseReport) inOutage(f failedRequest) bool {
 	return false
 }
 
+// inStall tells whether f overlapped a stall of the test process.
+func (p *phaseReport) inStall(f failedRequest) bool {
+	for _, s := range p.Stalls {
+		if !f.End.Before(s.At) && !f.Start.After(s.At.Add(s.Late)) {
+			return true
+		}
+	}
+	return false
+}
+
 // killBetween is an outage that began between first and again.
 func (p *phaseReport) killBetween(first, again time.Time) (time.Time, bool) {
 	for _, k := range p.Outages {
@@ -418,7 +437,7 @@ func (p *phaseReport) markdown() string {
 	if p.APIKilled {
 		outage = fmt.Sprintf("%d more while the process was down", p.Failures.InOutages)
 	}
-	row("5xx or no answer outside outages", fmt.Sprintf("%d (%s)", p.Failures.Outside, outage), "0")
+	row("5xx or no answer outside outages", fmt.Sprintf("%d, %d of them during a stall (%s)", p.Failures.Outside, p.Failures.DuringStalls, outage), "0")
 	row("lost (not found, or not terminal)", fmt.Sprintf("%d (%d not found)", p.Optimizations.Lost, p.Optimizations.NotFound), "0")
 	row(fmt.Sprintf("stuck (not terminal %s after the load)", soakDrainTimeout), fmt.Sprint(p.Optimizations.Stuck), "0")
 	if p.Solves.ByNode != nil {
@@ -440,6 +459,18 @@ func (p *phaseReport) markdown() string {
 		row(fmt.Sprintf("RSS of %s (pid %d, after %s)", m.Process, m.JudgedPid, soakWarmUp), measured,
 			fmt.Sprintf("last third ≤ middle third + max(%.0f %%, %d MiB)", soakMemoryRelative*100, soakMemoryAbsolute>>20))
 	}
+	longest := time.Duration(0)
+	var at string
+	for _, s := range p.Stalls {
+		if s.Late > longest {
+			longest, at = s.Late, p.offset(s.At)
+		}
+	}
+	stalls := "none"
+	if len(p.Stalls) > 0 {
+		stalls = fmt.Sprintf("%d, the longest %.1f s at %s", len(p.Stalls), longest.Seconds(), at)
+	}
+	row(fmt.Sprintf("stalls of the test process (a 100 ms sleep %s late or more)", minStall), stalls, "")
 	row("processes that ended on their own", fmt.Sprintf("%d %v", len(p.Exited), p.Exited), "0")
 	for _, f := range p.Optimizations.Failed {
 		fmt.Fprintf(&b, "\nFailed: %s", f)

@@ -325,6 +325,8 @@ func runSoak(t *testing.T, rep *phaseReport, tg *soakTarget) {
 	defer func() { stopWatch() }()
 	memory := framework.StartMemorySampler(soakSampleEvery, tg.pidOf)
 	defer memory.Stop()
+	stalls := startStallMeter()
+	defer stalls.Stop()
 
 	var accepted ledger
 	loadCtx, endLoad := context.WithTimeout(context.Background(), *soakLoad)
@@ -432,6 +434,7 @@ func runSoak(t *testing.T, rep *phaseReport, tg *soakTarget) {
 		states[o.id], failures[o.id] = soakState(c, o.id)
 	}
 	rep.LoadAverageAfter = loadAverage()
+	rep.Stalls = stalls.Stop()
 	rep.evaluate(t, tg, tr, ids, states, failures, watch, memory, int(refused.Load()))
 }
 
