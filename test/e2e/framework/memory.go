@@ -1,46 +1,24 @@
 package framework
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
-	"fmt"
-	"os"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // RSS is the resident set size of process pid in bytes, VmRSS of
 // /proc/<pid>/status.
 func RSS(pid int) (int64, error) {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return 0, err
 	}
-	return parseVmRSS(raw)
-}
-
-// parseVmRSS reads the "VmRSS:   1234 kB" line of a /proc/<pid>/status.
-func parseVmRSS(status []byte) (int64, error) {
-	s := bufio.NewScanner(bytes.NewReader(status))
-	for s.Scan() {
-		rest, ok := bytes.CutPrefix(s.Bytes(), []byte("VmRSS:"))
-		if !ok {
-			continue
-		}
-		fields := bytes.Fields(rest)
-		if len(fields) != 2 || string(fields[1]) != "kB" {
-			return 0, fmt.Errorf("unexpected VmRSS line %q", s.Text())
-		}
-		kb, err := strconv.ParseInt(string(fields[0]), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("unexpected VmRSS line %q: %w", s.Text(), err)
-		}
-		return kb << 10, nil
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0, err
 	}
-	// Kernel threads and zombies have no VmRSS line.
-	return 0, errors.New("no VmRSS in the process status")
+	return int64(st.VmRSS), nil
 }
 
 // MemorySample is one reading of a process's RSS.
@@ -76,8 +54,8 @@ func StartMemorySampler(interval time.Duration, pids map[string]func() int) *Mem
 				continue
 			}
 			rss, err := RSS(p)
-			if err != nil {
-				continue // exited between the lookup and the read
+			if err != nil || rss == 0 {
+				continue // exited between the lookup and the read (a zombie has no VmRSS)
 			}
 			m.mu.Lock()
 			m.series[name] = append(m.series[name], MemorySample{At: at, Pid: p, RSS: rss})

@@ -6,27 +6,6 @@ import (
 	"time"
 )
 
-func TestParseVmRSS(t *testing.T) {
-	cases := map[string]struct {
-		status  string
-		want    int64
-		wantErr bool
-	}{
-		"a process": {status: "Name:\tx\nVmPeak:\t  9000 kB\nVmRSS:\t    1234 kB\nRssAnon:\t 1000 kB\n", want: 1234 << 10},
-		"no VmRSS":  {status: "Name:\tkthreadd\nState:\tS (sleeping)\n", wantErr: true},
-		"bad unit":  {status: "VmRSS:\t 12 MB\n", wantErr: true},
-		"bad value": {status: "VmRSS:\t x kB\n", wantErr: true},
-	}
-	for name, c := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, err := parseVmRSS([]byte(c.status))
-			if (err != nil) != c.wantErr || got != c.want {
-				t.Errorf("parseVmRSS = %d, %v; want %d, error %v", got, err, c.want, c.wantErr)
-			}
-		})
-	}
-}
-
 func TestRSSOfThisProcess(t *testing.T) {
 	rss, err := RSS(os.Getpid())
 	if err != nil || rss < 1<<20 {
