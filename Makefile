@@ -136,6 +136,15 @@ test-race: manifests generate envtest vet build-installer build-static portal-de
 fuzz: ## Run each fuzz target for FUZZTIME (30s), one after another; print executions and crashes, fail on a crash.
 	FUZZTIME=$(FUZZTIME) FUZZ='$(FUZZ)' hack/fuzz.sh
 
+# Soak knobs: SOAK_LOAD is each phase's load; SOAK_TIMEOUT bounds the whole run.
+SOAK_LOAD ?= 150s
+SOAK_TIMEOUT ?= 20m
+
+.PHONY: soak
+soak: manifests generate envtest build-installer ## Bounded reliability run with SIGKILLs (Job runner, then dev mode); report in test-output/soak-report.md.
+	@mkdir -p test-output
+	KUBEBUILDER_ASSETS=$(K8SBIN) go test -tags soak -run '^TestSoak$$' -count=1 -v -timeout $(SOAK_TIMEOUT) ./test/e2e/ -args -soak.load=$(SOAK_LOAD)
+
 .PHONY: ci
 ci: verify lint test test-race ## What CI runs.
 
