@@ -226,8 +226,9 @@ func (s *Server) refuseTooLarge(ctx context.Context, c *gin.Context, opt *v1alph
 
 // replay answers a create whose Idempotency-Key names the stored
 // optimization existing: 202 with its record for the same request, 422 for
-// a different one (API-DECISIONS.md). A queued one gets its input written
-// again first, in case the create that made it was cut off before.
+// a different one (API-DECISIONS.md). One not finished yet gets its input
+// written again first, in case the create that made it was cut off before
+// (its solve may already have started, waiting for that input).
 func (s *Server) replay(ctx context.Context, c *gin.Context, existing *v1alpha1.Optimization, input []byte, keyValue, requestHash string) {
 	if existing.Annotations[v1alpha1.RequestHashAnnotation] != requestHash {
 		abortValidation(c, []schema.Detail{{
@@ -238,7 +239,7 @@ func (s *Server) replay(ctx context.Context, c *gin.Context, existing *v1alpha1.
 		}})
 		return
 	}
-	if ref := existing.Spec.Input; ref != nil && stateOf(existing) == v1alpha1.StateQueued &&
+	if ref := existing.Spec.Input; ref != nil && !stateOf(existing).IsTerminal() &&
 		ref.SHA256 == v1alpha1.SHA256Hex(input) && len(input) <= MaxStoredBytes {
 		if !s.storeInput(ctx, c, existing, input) {
 			return

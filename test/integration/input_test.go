@@ -119,6 +119,27 @@ func TestInputConfigMap(t *testing.T) {
 		}
 	})
 
+	t.Run("a retried create writes the input a started solve waits for", func(t *testing.T) {
+		body := requests.TenOrders(1)
+		body["name"] = "started before its input"
+		s.stopManager()
+		opt := createViaREST(t, s, "input-retry-0002", body)
+		if err := k8sClient.Delete(ctx, inputConfigMap(t, opt)); err != nil {
+			t.Fatal(err)
+		}
+		s.startManager(t)
+		waitFor(t, 30*time.Second, "the solve to start", func() (bool, error) {
+			return getOpt(t, opt).Status.State == v1alpha1.StateRunning, nil
+		})
+		status, rec, _ := s.call(t, "POST", "/v1/optimizations", body, map[string]string{"Idempotency-Key": "input-retry-0002"})
+		if status != 202 || rec["id"] != opt.Name {
+			t.Fatalf("retried create: %d %v", status, rec)
+		}
+		if cur := waitTerminal(t, opt, 60*time.Second); cur.Status.State != v1alpha1.StateCompleted {
+			t.Fatalf("state %s (%s)", cur.Status.State, cur.Status.ErrorMessage)
+		}
+	})
+
 	t.Run("a ConfigMap made ahead of a predictable id is taken over", func(t *testing.T) {
 		key := "input-ahead-0001"
 		id := webserver.OptimizationID(s.namespace, key)
