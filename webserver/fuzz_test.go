@@ -23,11 +23,8 @@ import (
 	"github.com/klauspost/compress/zstd"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -68,14 +65,7 @@ func (fuzzResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr
 
 func newFuzzAPI(tb testing.TB) *fuzzAPI {
 	tb.Helper()
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		tb.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		tb.Fatal(err)
-	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
+	c := fakeClientBuilder(tb).WithInterceptorFuncs(interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if obj.GetUID() == "" {
 				obj.SetUID(types.UID(uuid.NewString())) // as the API server does

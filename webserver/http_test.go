@@ -25,14 +25,7 @@ import (
 // A log line of a failed request names its request id once: the request's
 // logger carries it, and abortInternal must not add it again.
 func TestRequestIDLoggedOnce(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c := fake.NewClientBuilder().WithScheme(scheme).WithInterceptorFuncs(interceptor.Funcs{
+	c := fakeClientBuilder(t).WithInterceptorFuncs(interceptor.Funcs{
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 			if _, ok := list.(*v1alpha1.WebhookEndpointList); ok {
 				return apierrors.NewForbidden(schema.GroupResource{Resource: "webhookendpoints"}, "", errors.New("RBAC"))
@@ -83,4 +76,17 @@ func TestRequestIDLoggedOnce(t *testing.T) {
 	if !found {
 		t.Fatalf("no Request failed line in %q", lines)
 	}
+}
+
+// fakeClientBuilder is a fake client builder that knows the API's objects.
+func fakeClientBuilder(tb testing.TB) *fake.ClientBuilder {
+	tb.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		tb.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		tb.Fatal(err)
+	}
+	return fake.NewClientBuilder().WithScheme(scheme)
 }

@@ -251,19 +251,7 @@ func TestDevEndsARecordedLeftoverEtcd(t *testing.T) {
 		}
 		close(release)
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if resp, err := http.Get("http://" + client + "/health"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the leftover etcd did not become healthy within 30 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitEtcdHealthy(t, client, "the leftover etcd")
 
 	again := startDev(t, "dev-after-leftover", dataDir, time.Minute)
 	select {
@@ -291,19 +279,7 @@ func TestDevRefusesAForeignEtcd(t *testing.T) {
 		Args: []string{"--data-dir=" + filepath.Join(dataDir, "etcd"),
 			"--listen-client-urls=http://" + client, "--advertise-client-urls=http://" + client, "--listen-peer-urls=http://" + peer},
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if resp, err := http.Get("http://" + client + "/health"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the etcd did not become healthy within 30 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitEtcdHealthy(t, client, "the etcd")
 
 	began := time.Now()
 	dev := framework.StartProcess(t, framework.ProcessOptions{
@@ -328,5 +304,24 @@ func TestDevRefusesAForeignEtcd(t *testing.T) {
 	}
 	if foreign.Exited() {
 		t.Error("routeopt dev ended an etcd it did not start")
+	}
+}
+
+// waitEtcdHealthy waits up to 30 s for the etcd serving clients at addr
+// to answer its health check.
+func waitEtcdHealthy(t *testing.T, addr, what string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if resp, err := http.Get("http://" + addr + "/health"); err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s did not become healthy within 30 s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
