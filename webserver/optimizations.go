@@ -226,7 +226,7 @@ func (s *Server) refuseTooLarge(ctx context.Context, c *gin.Context, opt *v1alph
 
 // replay answers a create whose Idempotency-Key names the stored
 // optimization existing: 202 with its record for the same request, 422 for
-// a different one (API-DECISIONS.md). One not finished yet gets its input
+// a different one. One not finished yet gets its input
 // written again first, in case the create that made it was cut off before
 // (its solve may already have started, waiting for that input).
 func (s *Server) replay(ctx context.Context, c *gin.Context, existing *v1alpha1.Optimization, input []byte, keyValue, requestHash string) {

@@ -49,8 +49,8 @@ func WriteTerminationMessage(path string, f *Failure) {
 	_ = os.WriteFile(path, b, 0o600) // the kubelet reads it as root
 }
 
-// Codes are the error codes a failed optimization may carry
-// (API-DECISIONS.md).
+// Codes are the error codes a failed optimization may carry, as the
+// service documents them.
 var Codes = []string{
 	v1alpha1.ErrorGeocodingUnavailable, v1alpha1.ErrorMatrixUnavailable, v1alpha1.ErrorSolver,
 	v1alpha1.ErrorDeadlineExceeded, v1alpha1.ErrorInternal, v1alpha1.ErrorInvalidInput,
