@@ -27,13 +27,18 @@ import (
 // in these tests, short so that the case of one never written ends soon.
 const inputWait = 3 * time.Second
 
-// waitTerminal waits until opt is terminal and returns it.
-func waitTerminal(t *testing.T, opt *v1alpha1.Optimization, timeout time.Duration) *v1alpha1.Optimization {
+// waitTerminal waits until opt is terminal, in the API server and in the
+// REST API's cache alike, and returns it.
+func waitTerminal(t *testing.T, s *system, opt *v1alpha1.Optimization, timeout time.Duration) *v1alpha1.Optimization {
 	t.Helper()
 	var cur *v1alpha1.Optimization
 	waitFor(t, timeout, "optimization "+opt.Name+" to finish", func() (bool, error) {
 		cur = getOpt(t, opt)
 		return cur.Status.State.IsTerminal(), nil
+	})
+	waitFor(t, 10*time.Second, "the REST API to see optimization "+opt.Name+" "+string(cur.Status.State), func() (bool, error) {
+		_, rec, _ := s.call(t, "GET", "/v1/optimizations/"+opt.Name, nil, nil)
+		return rec["status"] == string(cur.Status.State), nil
 	})
 	return cur
 }
@@ -88,7 +93,7 @@ func TestInputConfigMap(t *testing.T) {
 		if status != 200 || rec["orders"] != float64(10) || rec["vehicles"] != float64(2) {
 			t.Errorf("record %d %v", status, rec)
 		}
-		if cur := waitTerminal(t, opt, 60*time.Second); cur.Status.State != v1alpha1.StateCompleted {
+		if cur := waitTerminal(t, s, opt, 60*time.Second); cur.Status.State != v1alpha1.StateCompleted {
 			t.Fatalf("state %s (%s)", cur.Status.State, cur.Status.ErrorMessage)
 		}
 		status, res, _ := s.call(t, "GET", "/v1/optimizations/"+opt.Name+"/result", nil, nil)
@@ -114,7 +119,7 @@ func TestInputConfigMap(t *testing.T) {
 			t.Error("the retried create wrote another input document")
 		}
 		s.startManager(t)
-		if cur := waitTerminal(t, opt, 60*time.Second); cur.Status.State != v1alpha1.StateCompleted {
+		if cur := waitTerminal(t, s, opt, 60*time.Second); cur.Status.State != v1alpha1.StateCompleted {
 			t.Fatalf("state %s (%s)", cur.Status.State, cur.Status.ErrorMessage)
 		}
 	})
@@ -135,7 +140,7 @@ func TestInputConfigMap(t *testing.T) {
 		if status != 202 || rec["id"] != opt.Name {
 			t.Fatalf("retried create: %d %v", status, rec)
 		}
-		if cur := waitTerminal(t, opt, 60*time.Second); cur.Status.State != v1alpha1.StateCompleted {
+		if cur := waitTerminal(t, s, opt, 60*time.Second); cur.Status.State != v1alpha1.StateCompleted {
 			t.Fatalf("state %s (%s)", cur.Status.State, cur.Status.ErrorMessage)
 		}
 	})
@@ -158,7 +163,7 @@ func TestInputConfigMap(t *testing.T) {
 		if owner := metav1.GetControllerOf(cm); owner == nil || owner.UID != opt.UID {
 			t.Errorf("input ConfigMap's controller %+v, want the optimization", owner)
 		}
-		if cur := waitTerminal(t, opt, 60*time.Second); cur.Status.State != v1alpha1.StateCompleted {
+		if cur := waitTerminal(t, s, opt, 60*time.Second); cur.Status.State != v1alpha1.StateCompleted {
 			t.Fatalf("state %s (%s)", cur.Status.State, cur.Status.ErrorMessage)
 		}
 	})
@@ -194,7 +199,7 @@ func TestInputConfigMap(t *testing.T) {
 
 	t.Run("a ConfigMap written by hand is solved", func(t *testing.T) {
 		opt := handmade(t, orders("")+`,"vehicles":[{"id":"van-1","capacity":5}]}`, v1alpha1.InputRef{Orders: 2, Vehicles: 1}, false)
-		cur := waitTerminal(t, opt, 60*time.Second)
+		cur := waitTerminal(t, s, opt, 60*time.Second)
 		if cur.Status.State != v1alpha1.StateCompleted || cur.Status.OrderCount != 2 || cur.Status.VehicleCount != 1 {
 			t.Fatalf("state %s (%s), %d orders, %d vehicles", cur.Status.State, cur.Status.ErrorMessage, cur.Status.OrderCount, cur.Status.VehicleCount)
 		}
@@ -221,7 +226,7 @@ func TestInputConfigMap(t *testing.T) {
 					t.Fatalf("%s: %v", file, err)
 				}
 			}
-			if cur := waitTerminal(t, opt, 60*time.Second); cur.Status.State != v1alpha1.StateCompleted {
+			if cur := waitTerminal(t, s, opt, 60*time.Second); cur.Status.State != v1alpha1.StateCompleted {
 				t.Errorf("%s: state %s (%s)", file, cur.Status.State, cur.Status.ErrorMessage)
 			}
 		}
@@ -274,7 +279,7 @@ func TestInputConfigMap(t *testing.T) {
 		} {
 			t.Run(name, func(t *testing.T) {
 				opt := handmade(t, tc.doc, tc.ref, tc.fleet)
-				cur := waitTerminal(t, opt, 60*time.Second)
+				cur := waitTerminal(t, s, opt, 60*time.Second)
 				if cur.Status.State != v1alpha1.StateFailed || cur.Status.ErrorCode != v1alpha1.ErrorInvalidInput || !strings.Contains(cur.Status.ErrorMessage, tc.want) {
 					t.Errorf("state %s, errorCode %q, errorMessage %q; want failed, invalid_input, a message containing %q",
 						cur.Status.State, cur.Status.ErrorCode, cur.Status.ErrorMessage, tc.want)
@@ -350,7 +355,7 @@ func TestInputConfigMap(t *testing.T) {
 		body := requests.TenOrders(1)
 		body["orders"].([]map[string]any)[0]["customer"] = "Café Kranzler"
 		opt := createViaREST(t, s, "input-export-0001", body)
-		if cur := waitTerminal(t, opt, 60*time.Second); cur.Status.State != v1alpha1.StateCompleted {
+		if cur := waitTerminal(t, s, opt, 60*time.Second); cur.Status.State != v1alpha1.StateCompleted {
 			t.Fatalf("state %s", cur.Status.State)
 		}
 		link := s.mustExport(t, opt.Name, map[string]any{"format": "csv"})["download_url"].(string)
