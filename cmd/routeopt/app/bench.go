@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -11,26 +12,32 @@ import (
 	"github.com/spf13/cobra"
 
 	"routeopt.io/routeopt/solver/vrp/bench"
+	"routeopt.io/routeopt/solver/vrp/bench/instances"
 )
 
-// newBenchCommand is `routeopt bench`: the solver on a folder of Solomon /
-// Gehring–Homberger instances under the DIMACS convention, every solution
-// checked independently and compared with bks.csv.
+// newBenchCommand is `routeopt bench`: the solver on a set of Solomon /
+// Gehring–Homberger instances (embedded, or a folder) under the DIMACS
+// convention, every solution checked independently and compared with
+// bks.csv.
 func newBenchCommand() *cobra.Command {
 	var cfg bench.Config
-	var instances, out string
+	var set, dir, instanceGlobs, out string
 	var realistic bool
 	var summarize, ablate, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Benchmark the solver on Solomon-format VRPTW instances (DIMACS convention)",
-		Long: `Solves every instance of --dir (files *.txt, optionally filtered by --instances,
-comma-separated globs on the name without .txt) under the DIMACS convention
-(distance = time = floor(10 x Euclidean), times x 10, distance only, fleet not
-binding), checks each solution with an independent checker and prints a CSV row
-per instance, then a summary per class (gaps against the dimacs_int10 rows of
-bks.csv). With --summarize it only prints the joint summary of CSV files
-written before (for example by two processes that each ran half of a folder).
+		Long: `Solves every instance of a benchmark set (files *.txt, optionally filtered by
+--instances, comma-separated globs on the name without .txt) under the DIMACS
+convention (distance = time = floor(10 x Euclidean), times x 10, distance only,
+fleet not binding), checks each solution with an independent checker and prints
+a CSV row per instance, then a summary per class (gaps against the dimacs_int10
+rows of the set's bks.csv). The binary carries these sets; --set picks one:
+
+` + setList() + `
+--dir reads a folder of files in the same format instead, with its bks.csv if
+there is one. With --summarize it only prints the joint summary of CSV files
+written before (for example by two processes that each ran half of a set).
 With --realistic it solves the 500-order city problem instead and reports the
 time to the first plan, the distance saving against the baseline and the peak
 memory. With --ablate it turns pieces of the solver off, for the ablation
@@ -55,7 +62,11 @@ table of docs/PERFORMANCE.md:
 				return errors.New("--iterations must be >= 0")
 			}
 			if realistic && cfg.Iterations > 0 {
-				return errors.New("--iterations applies to instance folders, not --realistic")
+				return errors.New("--iterations applies to instance sets, not --realistic")
+			}
+			flags := cmd.Flags()
+			if realistic && (flags.Changed("set") || flags.Changed("dir") || flags.Changed("instances")) {
+				return errors.New("--set, --dir and --instances apply to instance sets, not --realistic")
 			}
 			if cpuProfile != "" {
 				stop, err := startCPUProfile(cpuProfile)
@@ -70,7 +81,11 @@ table of docs/PERFORMANCE.md:
 			if cfg.Seconds <= 0 {
 				return errors.New("--seconds must be > 0")
 			}
-			for _, p := range strings.Split(instances, ",") {
+			var err error
+			if cfg.FS, cfg.Source, err = benchSource(set, flags.Changed("set"), dir); err != nil {
+				return err
+			}
+			for _, p := range strings.Split(instanceGlobs, ",") {
 				if p = strings.TrimSpace(p); p != "" {
 					cfg.Instances = append(cfg.Instances, p)
 				}
@@ -106,16 +121,50 @@ table of docs/PERFORMANCE.md:
 	f.Float64Var(&cfg.Seconds, "seconds", 10, "time limit per instance, seconds")
 	f.IntVar(&cfg.Threads, "threads", 1, "solver threads per instance (0 = all cores)")
 	f.Int64Var(&cfg.Seed, "seed", 1, "random seed")
-	f.StringVar(&cfg.Dir, "dir", "../shared/benchmarks/solomon", "folder of instance files and bks.csv")
-	f.StringVar(&instances, "instances", "", "comma-separated globs of instance names (c1*,r101); empty = all")
+	f.StringVar(&set, "set", instances.Default, "the embedded benchmark set to run (listed above)")
+	f.StringVar(&dir, "dir", "", "a folder of instance files (*.txt) and optionally bks.csv, run instead of an embedded set")
+	f.StringVar(&instanceGlobs, "instances", "", "comma-separated globs of instance names (c1*,r101); empty = all")
 	f.StringVar(&out, "out", "", "CSV output file (default stdout; the summary then goes to stderr)")
 	f.BoolVar(&cfg.CPUTime, "cpu-time", false, "count --seconds in process CPU time (all threads together), not wall-clock: for a busy machine")
 	f.StringVar(&summarize, "summarize", "", "comma-separated CSV files of earlier runs: print their joint summary and exit")
-	f.BoolVar(&realistic, "realistic", false, "run the 500-order city problem instead of a folder")
+	f.BoolVar(&realistic, "realistic", false, "run the 500-order city problem instead of an instance set")
 	f.IntVar(&cfg.Iterations, "iterations", 0, "stop each instance after this many iterations of the search, or at --seconds if that comes first: a fixed amount of work, reproducible with --seed (0 = no limit)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (pprof format, for go tool pprof)")
 	f.StringVar(&ablate, "ablate", "", "comma-separated pieces of the solver to turn off (listed above); empty = the full solver")
 	return cmd
+}
+
+// setList is the embedded sets for --help, one per line.
+func setList() string {
+	var b strings.Builder
+	for _, s := range instances.All() {
+		fmt.Fprintf(&b, "  %-14s %s\n", s.Name, s.About)
+	}
+	return b.String()
+}
+
+// benchSource resolves --set and --dir to the files to run and the name
+// that messages give them: the folder when dir is set, else the embedded
+// set.
+func benchSource(set string, setChanged bool, dir string) (fs.FS, string, error) {
+	if dir == "" {
+		fsys, err := instances.Open(set)
+		if err != nil {
+			return nil, "", fmt.Errorf("--set: %w", err)
+		}
+		return fsys, set, nil
+	}
+	if setChanged {
+		return nil, "", errors.New("--set and --dir both name the instances: give one")
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("--dir: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, "", fmt.Errorf("--dir: %s is not a folder", dir)
+	}
+	return os.DirFS(dir), dir, nil
 }
 
 // startCPUProfile profiles the process into path until the returned stop

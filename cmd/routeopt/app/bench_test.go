@@ -80,10 +80,59 @@ func TestBenchIterationsAndProfile(t *testing.T) {
 		match string
 	}{
 		{[]string{"--dir", dir, "--iterations", "-1"}, "--iterations must be >= 0"},
-		{[]string{"--realistic", "--iterations", "5"}, "--iterations applies to instance folders"},
+		{[]string{"--realistic", "--iterations", "5"}, "--iterations applies to instance sets"},
 		{[]string{"--dir", dir, "--seconds", "0.01", "--cpuprofile", filepath.Join(dir, "missing", "cpu.prof")}, "--cpuprofile"},
 	} {
 		if _, err := runBench(t, tc.args...); err == nil || !strings.Contains(err.Error(), tc.match) {
+			t.Errorf("bench %v: got %v, want an error mentioning %q", tc.args, err, tc.match)
+		}
+	}
+}
+
+// TestBenchSets: with no --dir the command runs an embedded set from any
+// directory (solomon unless --set says otherwise), compares with that set's
+// best-known distances, and refuses what names no set.
+func TestBenchSets(t *testing.T) {
+	t.Chdir(t.TempDir()) // no instance file around
+	for _, tc := range []struct {
+		args []string
+		row  string // the start of the CSV row: instance, customers
+		bks  string
+	}{
+		{[]string{"--instances", "c101"}, "c101,100,", "8273"},
+		{[]string{"--set", "gh200-sample", "--instances", "c1_2_1"}, "c1_2_1,200,", "26986"},
+	} {
+		out, err := runBench(t, append(tc.args, "--seconds", "60", "--iterations", "5")...)
+		if err != nil {
+			t.Fatalf("bench %v: %v\n%s", tc.args, err, out)
+		}
+		var row []string
+		for line := range strings.Lines(out) {
+			if strings.HasPrefix(line, tc.row) {
+				row = strings.Split(strings.TrimSpace(line), ",")
+			}
+		}
+		// instance,customers,routes,distance,bks,gap_pct,seconds,feasible
+		if len(row) != 8 || row[4] != tc.bks || row[7] != "true" {
+			t.Fatalf("bench %v: want a feasible row %s... with bks %s, got\n%s", tc.args, tc.row, tc.bks, out)
+		}
+	}
+
+	dir := writeInstance(t)
+	for _, tc := range []struct {
+		args  []string
+		match string
+	}{
+		{[]string{"--set", "gh300"}, `--set: no benchmark set "gh300": want one of solomon, gh200-sample`},
+		{[]string{"--set", "solomon", "--dir", dir}, "--set and --dir both name the instances"},
+		{[]string{"--dir", filepath.Join(dir, "missing")}, "--dir:"},
+		{[]string{"--dir", filepath.Join(dir, "t30.txt")}, "is not a folder"},
+		{[]string{"--dir", t.TempDir()}, "no instance file (*.txt) in"},
+		{[]string{"--instances", "x*"}, "no instance in solomon matches x*"},
+		{[]string{"--realistic", "--set", "gh200-sample"}, "apply to instance sets, not --realistic"},
+		{[]string{"--realistic", "--dir", dir}, "apply to instance sets, not --realistic"},
+	} {
+		if _, err := runBench(t, append(tc.args, "--seconds", "0.01")...); err == nil || !strings.Contains(err.Error(), tc.match) {
 			t.Errorf("bench %v: got %v, want an error mentioning %q", tc.args, err, tc.match)
 		}
 	}

@@ -1,7 +1,8 @@
 // Package bench runs solver/vrp on Solomon and Gehring–Homberger VRPTW
-// instances under the DIMACS convention (see ../shared/benchmarks/README.md),
-// checks every solution with a checker that shares no code with the solver's
-// evaluation, and compares the distance with the best-known solutions.
+// instances under the DIMACS convention (the sets and the convention are
+// described in instances/README.md), checks every solution with a checker
+// that shares no code with the solver's evaluation, and compares the
+// distance with the best-known solutions.
 package bench
 
 import (
@@ -9,8 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -37,16 +38,17 @@ func (in *Instance) Customers() int { return len(in.Nodes) - 1 }
 // squared) cannot overflow and fit vrp.NoWindowEnd.
 const maxCoord = 1_000_000
 
-// ParseFile reads an instance file.
-func ParseFile(path string) (*Instance, error) {
-	f, err := os.Open(path)
+// ParseFS reads the instance file name of fsys: an embedded set of package
+// instances or os.DirFS of a folder.
+func ParseFS(fsys fs.FS, name string) (*Instance, error) {
+	f, err := fsys.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	in, err := Parse(f)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return in, nil
 }

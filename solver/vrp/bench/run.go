@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,11 +22,11 @@ import (
 // BKSConvention is the bks.csv convention that matches Instance.Problem.
 const BKSConvention = "dimacs_int10"
 
-// LoadBKS reads the dimacs_int10 rows of a bks.csv (instance -> distance in
-// x10 units). A missing file yields an empty map.
-func LoadBKS(path string) (map[string]int, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+// LoadBKS reads the dimacs_int10 rows of the bks.csv name of fsys (instance
+// -> distance in x10 units). A missing file yields an empty map.
+func LoadBKS(fsys fs.FS, name string) (map[string]int, error) {
+	f, err := fsys.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
 		return map[string]int{}, nil
 	}
 	if err != nil {
@@ -35,7 +35,7 @@ func LoadBKS(path string) (map[string]int, error) {
 	defer f.Close()
 	rows, err := csv.NewReader(f).ReadAll()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(rows) == 0 {
 		return map[string]int{}, nil
@@ -48,7 +48,7 @@ func LoadBKS(path string) (map[string]int, error) {
 	cd, okD := col["distance"]
 	cc, okC := col["convention"]
 	if !okI || !okD || !okC {
-		return nil, fmt.Errorf("%s: want columns instance, distance and convention", path)
+		return nil, fmt.Errorf("%s: want columns instance, distance and convention", name)
 	}
 	bks := map[string]int{}
 	for n, r := range rows[1:] {
@@ -57,7 +57,7 @@ func LoadBKS(path string) (map[string]int, error) {
 		}
 		d, err := strconv.Atoi(r[cd])
 		if err != nil {
-			return nil, fmt.Errorf("%s: row %d: distance %q is not an integer", path, n+2, r[cd])
+			return nil, fmt.Errorf("%s: row %d: distance %q is not an integer", name, n+2, r[cd])
 		}
 		bks[strings.ToLower(r[ci])] = d
 	}
@@ -66,7 +66,11 @@ func LoadBKS(path string) (map[string]int, error) {
 
 // Config says which instances to run and how.
 type Config struct {
-	Dir       string   // folder of instance files (*.txt) and optionally bks.csv
+	// FS holds the instance files (*.txt) and optionally bks.csv at its
+	// root: a set of package instances, or os.DirFS of a folder.
+	FS fs.FS
+	// Source names FS in messages: the set or the folder.
+	Source    string
 	Instances []string // glob patterns on the base name without .txt; none means all
 	Seconds   float64  // time limit per instance
 	Threads   int      // vrp.Options.Threads
@@ -113,16 +117,19 @@ func Class(name string) string {
 
 // Files lists the instance files of cfg in name order.
 func (cfg Config) Files() ([]string, error) {
-	all, err := filepath.Glob(filepath.Join(cfg.Dir, "*.txt"))
+	if cfg.FS == nil {
+		return nil, errors.New("no instance files given: Config.FS is nil")
+	}
+	all, err := fs.Glob(cfg.FS, "*.txt")
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, f := range all {
-		name := strings.TrimSuffix(filepath.Base(f), ".txt")
+		name := strings.TrimSuffix(f, ".txt")
 		keep := len(cfg.Instances) == 0
 		for _, pat := range cfg.Instances {
-			ok, err := filepath.Match(pat, name)
+			ok, err := path.Match(pat, name)
 			if err != nil {
 				return nil, fmt.Errorf("instance pattern %q: %w", pat, err)
 			}
@@ -134,9 +141,9 @@ func (cfg Config) Files() ([]string, error) {
 	}
 	switch {
 	case len(all) == 0:
-		return nil, fmt.Errorf("no instance file (*.txt) in %s", cfg.Dir)
+		return nil, fmt.Errorf("no instance file (*.txt) in %s", cfg.Source)
 	case len(out) == 0:
-		return nil, fmt.Errorf("no instance in %s matches %s", cfg.Dir, strings.Join(cfg.Instances, ","))
+		return nil, fmt.Errorf("no instance in %s matches %s", cfg.Source, strings.Join(cfg.Instances, ","))
 	}
 	slices.Sort(out)
 	return out, nil
@@ -158,13 +165,13 @@ func (r Result) Row() []string {
 		bks, gap, strconv.FormatFloat(r.Seconds, 'f', 2, 64), strconv.FormatBool(r.Feasible)}
 }
 
-// RunOne solves one instance file and checks the solution.
-func RunOne(ctx context.Context, path string, cfg Config, bks map[string]int) (Result, error) {
-	in, err := ParseFile(path)
+// RunOne solves the instance file of cfg.FS and checks the solution.
+func RunOne(ctx context.Context, file string, cfg Config, bks map[string]int) (Result, error) {
+	in, err := ParseFS(cfg.FS, file)
 	if err != nil {
-		return Result{}, err
+		return Result{}, fmt.Errorf("%s: %w", cfg.Source, err)
 	}
-	name := strings.TrimSuffix(filepath.Base(path), ".txt")
+	name := strings.TrimSuffix(file, ".txt")
 	res := Result{Instance: name, Class: Class(name), Customers: in.Customers(), BKS: bks[strings.ToLower(name)], GapPct: math.NaN()}
 	p := in.Problem()
 	opt := vrp.Options{
@@ -205,9 +212,9 @@ func Run(ctx context.Context, cfg Config, out io.Writer) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	bks, err := LoadBKS(filepath.Join(cfg.Dir, "bks.csv"))
+	bks, err := LoadBKS(cfg.FS, "bks.csv")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", cfg.Source, err)
 	}
 	w := csv.NewWriter(out)
 	if err := w.Write(Header); err != nil {
