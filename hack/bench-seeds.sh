@@ -7,12 +7,22 @@
 # a count over seeds. Within a process the random stream runs on from one
 # file to the next, so a seed's plan for a file depends on the files before it.
 #
+# SET names the embedded set (routeopt bench --set, solomon by default);
+# BENCH_DIR runs a folder of instance files instead.
+#
 #   INSTANCES=rc102 SEEDS=1-128 hack/bench-seeds.sh         # one file's tail
 #   SEEDS=17-32 hack/bench-seeds.sh                         # all of Solomon
+#   SET=gh200-sample LIMIT=5 SEEDS=1-8 hack/bench-seeds.sh  # 200 customers
 set -euo pipefail
 [ -n "${TRACE:-}" ] && set -x
 cd "$(dirname "$0")/.."
-BENCH_DIR=${BENCH_DIR:-../shared/benchmarks/solomon}
+SET=${SET:-solomon}
+BENCH_DIR=${BENCH_DIR:-}
+if [ -n "$BENCH_DIR" ]; then
+  SOURCE=(--dir "$BENCH_DIR") NAME=$BENCH_DIR
+else
+  SOURCE=(--set "$SET") NAME=$SET
+fi
 INSTANCES=${INSTANCES:-}
 SEEDS=${SEEDS:-1-16}
 LIMIT=${LIMIT:-1.5}   # seconds per instance
@@ -35,7 +45,7 @@ trap 'rm -rf "$OUT"' EXIT
 for ((p = 0; p < PROCS; p++)); do
   (
     for ((s = FROM + p; s <= TO; s += PROCS)); do
-      "$BIN" bench --dir "$BENCH_DIR" --instances "$INSTANCES" --seconds "$LIMIT" \
+      "$BIN" bench "${SOURCE[@]}" --instances "$INSTANCES" --seconds "$LIMIT" \
         --threads "$THREADS" --seed "$s" --out "$OUT/seed-$s.csv" >/dev/null 2>"$OUT/seed-$s.err" ||
         echo "seed $s: $(tail -n 1 "$OUT/seed-$s.err")" >>"$OUT/failed"
     done
@@ -47,7 +57,7 @@ if [ -s "$OUT/failed" ]; then
   exit 1
 fi
 
-echo "$BENCH_DIR ${INSTANCES:-(all)} at ${LIMIT} s, ${THREADS} thread(s), seeds $SEEDS, target ${ABOVE} %"
+echo "$NAME ${INSTANCES:-(all)} at ${LIMIT} s, ${THREADS} thread(s), seeds $SEEDS, target ${ABOVE} %"
 for ((s = FROM; s <= TO; s++)); do
   tail -n +2 "$OUT/seed-$s.csv" | sed "s/^/$s,/"
 done | awk -F, -v above="$ABOVE" '
