@@ -13,7 +13,7 @@ import (
 	"routeopt.io/routeopt/solver/vrp"
 )
 
-// Realistic builds the 500-order city problem of issue 3: a 25 km x 25 km
+// Realistic builds the 500-order city problem: a 25 km x 25 km
 // city with the depot off-centre, road distance 1.3 x Euclidean at 30 km/h,
 // 40 % of the orders with a 2 h window, 20 % with a 4 h window, the rest
 // open; 20 vehicles of three kinds (capacity, shift and fixed cost differ).
