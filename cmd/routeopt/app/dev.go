@@ -60,6 +60,10 @@ type DevInfo struct {
 
 const devCompany = "dev"
 
+// devControlPlaneStartTimeout bounds the start of etcd and of kube-apiserver
+// each; KUBEBUILDER_CONTROLPLANE_START_TIMEOUT overrides it.
+const devControlPlaneStartTimeout = time.Minute
+
 func newDevCommand() *cobra.Command {
 	var (
 		o           DevOptions
@@ -171,6 +175,11 @@ func RunDev(ctx context.Context, o DevOptions, ready func(DevInfo)) (err error) 
 		BinaryAssetsDirectory: assets,
 		CRDs:                  crds,
 		ErrorIfCRDPathMissing: true,
+	}
+	if os.Getenv("KUBEBUILDER_CONTROLPLANE_START_TIMEOUT") == "" {
+		// envtest allows each process 20 s, which a busy laptop can miss
+		// when etcd syncs its data to disk (dev mode keeps fsync on).
+		env.ControlPlaneStartTimeout = devControlPlaneStartTimeout
 	}
 	env.ControlPlane.Etcd = &envtest.Etcd{DataDir: plane.EtcdDataDir, Path: plane.EtcdPath}
 	// envtest turns fsync off for speed; dev data must survive a crash.
