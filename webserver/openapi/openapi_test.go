@@ -252,7 +252,7 @@ func TestDocumentMatchesCode(t *testing.T) {
 	schemas := doc.Components.Schemas
 	codes := schemas["Error"].Value.Properties["error"].Value.Properties["code"].Value.Enum
 	for _, code := range []string{
-		webserver.CodeUnauthorized, webserver.CodeInsufficientScope, webserver.CodeNotFound,
+		webserver.CodeBadRequest, webserver.CodeUnauthorized, webserver.CodeInsufficientScope, webserver.CodeNotFound,
 		webserver.CodeMethodNotAllowed, webserver.CodeResultNotReady, webserver.CodeInvalidState,
 		webserver.CodePayloadTooLarge, webserver.CodeRateLimited, webserver.CodeUnavailable, webserver.CodeInternal,
 		webserver.CodeInvalidSignature, webserver.CodeLinkExpired,
