@@ -22,6 +22,7 @@ require (
 	github.com/tealeg/xlsx/v3 v3.3.13
 	github.com/twpayne/go-polyline v1.1.1
 	github.com/xuri/excelize/v2 v2.11.1
+	github.com/yuin/goldmark v1.8.7
 	go.uber.org/zap v1.27.1
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.49.0

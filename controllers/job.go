@@ -78,7 +78,7 @@ func (r SolveResources) For(orders int) corev1.ResourceRequirements {
 	return corev1.ResourceRequirements{Requests: req, Limits: lim}
 }
 
-// maxOrders is SPEC.md's largest optimization.
+// maxOrders is the largest optimization the REST API accepts.
 const maxOrders = 500
 
 // JobRunner runs each solve as a batch/v1 Job executing `routeopt solve` from

@@ -7,7 +7,8 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 )
 
-// TestSolvePhases checks that a solve reports the stages in SPEC.md's order
+// TestSolvePhases checks that a solve reports the stages in their documented
+// order (docs/API.md, "Stages")
 // with rising progress, so a record never shows progress going backwards.
 func TestSolvePhases(t *testing.T) {
 	var stages []v1alpha1.Stage

@@ -20,7 +20,7 @@ func randomText(r *rand.Rand, n int, lo, hi rune) string {
 	return b.String()
 }
 
-// largestResult is the largest result SPEC.md allows: 500 stops over 100
+// largestResult is the largest result the REST API allows: 500 stops over 100
 // routes, every text the result copies from the request (order id 80,
 // address 300, customer 200, vehicle id 80, driver 120 characters) at its
 // maximum, drawn from [lo, hi), and a straight-leg polyline per route.

@@ -48,7 +48,7 @@ const (
 	keyPrefixChars = 4
 )
 
-// Scopes of API-DECISIONS.md.
+// Scopes (docs/API.md, "Scopes").
 const (
 	ScopeOptimizationsRead  = "optimizations:read"
 	ScopeOptimizationsWrite = "optimizations:write"

@@ -21,8 +21,9 @@ import (
 	"routeopt.io/routeopt/webserver/schema"
 )
 
-// API key management over REST (API-DECISIONS.md, "API keys and the
-// portal"): the portal's API keys page uses it, with the scope keys:write.
+// API key management over REST (docs/API.md, "API keys and the account"), a
+// routeopt extension: the portal's API keys page uses it, with the scope
+// keys:write.
 // Keys are the Secrets of apikeys.go. Lists come from the key cache every
 // request authenticates against; the limit is checked on the API server
 // itself, so that racing creates cannot pass it.

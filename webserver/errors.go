@@ -12,8 +12,10 @@ import (
 	"routeopt.io/routeopt/webserver/schema"
 )
 
-// Error codes of the error envelope (API-DECISIONS.md).
+// Error codes of the error envelope (docs/API.md, "Error codes").
 const (
+	// CodeBadRequest answers a body that broke its framing while it was read.
+	CodeBadRequest          = "bad_request"
 	CodeUnauthorized        = "unauthorized"
 	CodeInsufficientScope   = "insufficient_scope"
 	CodeNotFound            = "not_found"

@@ -27,8 +27,8 @@ import (
 	"routeopt.io/routeopt/webserver/schema"
 )
 
-// Exports (SPEC.md endpoint 6 and rule 2; API-DECISIONS.md, "Records and
-// envelopes"). An export is a record on its Optimization, in the
+// Exports (docs/API.md, "Exports and download links"). An export is a
+// record on its Optimization, in the
 // annotation v1alpha1.ExportsAnnotation, so every API replica answers the
 // same and the records go with the optimization at retention. Its file is
 // rendered on each download (package export) from the stored result; the
@@ -66,7 +66,7 @@ const (
 // exportPatchAttempts bounds the optimistic-lock retries of a create.
 const exportPatchAttempts = 5
 
-// ExportRecord is API-DECISIONS.md's export record.
+// ExportRecord is the REST record of an export.
 type ExportRecord struct {
 	ID                        string `json:"id"`
 	OptimizationID            string `json:"optimization_id"`

@@ -1,8 +1,12 @@
 package webserver
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -10,6 +14,7 @@ import (
 
 	"net/http/httptest"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -89,4 +94,40 @@ func fakeClientBuilder(tb testing.TB) *fake.ClientBuilder {
 		tb.Fatal(err)
 	}
 	return fake.NewClientBuilder().WithScheme(scheme)
+}
+
+// A body that breaks its chunked framing while the handler reads it is the
+// client's fault: 400 bad_request in the envelope, with the request id.
+func TestBodyThatBreaksItsFraming(t *testing.T) {
+	c := fakeClientBuilder(t).Build()
+	key, _, err := CreateAPIKey(context.Background(), c, APIKeySpec{Namespace: "routeopt-system", Tenant: "acme", Scopes: AllScopes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(New(c, c, c, logr.Discard(), Options{OperatorNamespace: "routeopt-system"}).Handler())
+	defer ts.Close()
+
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	// "zz" is no chunk size.
+	req := "POST /v1/webhooks HTTP/1.1\r\nHost: routeopt.test\r\nAuthorization: Bearer " + key +
+		"\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nX-Request-ID: rid-framing\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"
+	if _, err := io.WriteString(conn, req); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var body errorBody
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("status %d, body not the envelope: %v", resp.StatusCode, err)
+	}
+	if resp.StatusCode != http.StatusBadRequest || body.Error.Code != CodeBadRequest || resp.Header.Get("X-Request-ID") != "rid-framing" {
+		t.Errorf("status %d, code %q, X-Request-ID %q; want 400 %s rid-framing", resp.StatusCode, body.Error.Code, resp.Header.Get("X-Request-ID"), CodeBadRequest)
+	}
 }

@@ -46,7 +46,7 @@ func readBody(c *gin.Context) ([]byte, bool) {
 		return nil, false
 	}
 	if err != nil {
-		abortError(c, http.StatusBadRequest, "bad_request", "request body could not be read", nil)
+		abortError(c, http.StatusBadRequest, CodeBadRequest, "request body could not be read", nil)
 		return nil, false
 	}
 	return body, true

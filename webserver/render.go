@@ -51,7 +51,8 @@ func abortJSON(c *gin.Context, status int, v any) {
 }
 
 // getAndHead serves GET and HEAD on path with the same handlers: HEAD is
-// answered wherever GET is (API-DECISIONS.md), and net/http drops the body.
+// answered wherever GET is (docs/API.md, "HTTP conventions"), and net/http
+// drops the body.
 func getAndHead(r gin.IRoutes, path string, handlers ...gin.HandlerFunc) {
 	r.GET(path, handlers...)
 	r.HEAD(path, handlers...)

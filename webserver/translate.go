@@ -65,7 +65,7 @@ func int32Ptr(v *int) *int32 {
 	return ptr.To(int32(*v))
 }
 
-// Record is SPEC.md's Optimization record.
+// Record is the REST record of an optimization.
 type Record struct {
 	ID           string  `json:"id"`
 	Name         *string `json:"name"`

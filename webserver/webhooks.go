@@ -24,8 +24,8 @@ import (
 	"routeopt.io/routeopt/webserver/schema"
 )
 
-// Webhook endpoints (SPEC.md, "Events"; API-DECISIONS.md, "Records and
-// envelopes"). An endpoint is a WebhookEndpoint in the tenant namespace,
+// Webhook endpoints (docs/API.md, "Webhooks"). An endpoint is a
+// WebhookEndpoint in the tenant namespace,
 // named after the first free one of the company's five slots: etcd refuses
 // a second object of a name, so the limit holds however many creates race.
 // Its REST id is its uid. Its signing secret is a Secret in the operator's

@@ -43,7 +43,7 @@ const (
 // +kubebuilder:validation:Enum=queued;running;completed;failed;cancelled
 type State string
 
-// The states of SPEC.md.
+// The states of an optimization (docs/API.md, "States").
 const (
 	// StateQueued waits for a solver slot.
 	StateQueued State = "queued"
@@ -97,7 +97,8 @@ const (
 	ObjectiveDuration Objective = "duration"
 )
 
-// Error codes of a failed Optimization (API-DECISIONS.md).
+// Error codes of a failed Optimization (docs/API.md, "Error codes of a
+// failed optimization").
 const (
 	ErrorGeocodingUnavailable = "geocoding_unavailable"
 	ErrorMatrixUnavailable    = "matrix_unavailable"
@@ -139,12 +140,12 @@ type Depot struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=-90
 	// +kubebuilder:validation:Maximum=90
-	Latitude *float64 `json:"latitude,omitempty"` //nolint:kubeapilinter // floats on purpose: requests round-trip exactly (API-DECISIONS.md)
+	Latitude *float64 `json:"latitude,omitempty"` //nolint:kubeapilinter // floats on purpose: requests round-trip exactly
 	// longitude in degrees (WGS 84).
 	// +optional
 	// +kubebuilder:validation:Minimum=-180
 	// +kubebuilder:validation:Maximum=180
-	Longitude *float64 `json:"longitude,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	Longitude *float64 `json:"longitude,omitempty"` //nolint:kubeapilinter // floats on purpose: requests round-trip exactly
 }
 
 // The cross-field rules of orders and vehicles are not CEL rules: evaluated
@@ -187,24 +188,24 @@ type Order struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=-90
 	// +kubebuilder:validation:Maximum=90
-	Latitude *float64 `json:"latitude,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	Latitude *float64 `json:"latitude,omitempty"` //nolint:kubeapilinter // floats on purpose: requests round-trip exactly
 	// longitude with latitude skips geocoding.
 	// +optional
 	// +kubebuilder:validation:Minimum=-180
 	// +kubebuilder:validation:Maximum=180
-	Longitude *float64 `json:"longitude,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	Longitude *float64 `json:"longitude,omitempty"` //nolint:kubeapilinter // floats on purpose: requests round-trip exactly
 	// demand in the unit of vehicle capacity; 1 when absent.
 	// +optional
 	// +kubebuilder:default=1
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000000
-	Demand *float64 `json:"demand,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	Demand *float64 `json:"demand,omitempty"` //nolint:kubeapilinter // floats on purpose: requests round-trip exactly
 	// serviceMinutes is the time spent at the stop; 5 when absent.
 	// +optional
 	// +kubebuilder:default=5
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1440
-	ServiceMinutes *float64 `json:"serviceMinutes,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	ServiceMinutes *float64 `json:"serviceMinutes,omitempty"` //nolint:kubeapilinter // floats on purpose: requests round-trip exactly
 	// timeWindowStart is the earliest service start, HH:MM local to the depot.
 	// +optional
 	// +kubebuilder:validation:MaxLength=5
@@ -242,7 +243,7 @@ type Vehicle struct {
 	// +kubebuilder:validation:ExclusiveMinimum=true
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000000
-	Capacity float64 `json:"capacity"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	Capacity float64 `json:"capacity"` //nolint:kubeapilinter // floats on purpose: requests round-trip exactly
 	// driver is returned as driver_name.
 	// +optional
 	// +kubebuilder:validation:MaxLength=120
@@ -263,7 +264,7 @@ type Vehicle struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000000
-	FixedCost float64 `json:"fixedCost,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	FixedCost float64 `json:"fixedCost,omitempty"` //nolint:kubeapilinter // floats on purpose: requests round-trip exactly
 }
 
 // Fleet is N identical vans.
@@ -279,7 +280,7 @@ type Fleet struct {
 	// +kubebuilder:validation:ExclusiveMinimum=true
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000000
-	Capacity float64 `json:"capacity"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	Capacity float64 `json:"capacity"` //nolint:kubeapilinter // floats on purpose: requests round-trip exactly
 	// shiftStart is the earliest departure, HH:MM.
 	// +optional
 	// +kubebuilder:default="08:00"
@@ -296,7 +297,7 @@ type Fleet struct {
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000000
-	FixedCost float64 `json:"fixedCost,omitempty"` //nolint:kubeapilinter // floats on purpose (API-DECISIONS.md)
+	FixedCost float64 `json:"fixedCost,omitempty"` //nolint:kubeapilinter // floats on purpose: requests round-trip exactly
 	// namePrefix names the vans "<prefix> 1" .. "<prefix> N".
 	// +optional
 	// +kubebuilder:default="Vehicle"

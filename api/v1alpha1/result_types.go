@@ -14,10 +14,10 @@ import (
 // The result document: what GET /v1/optimizations/{id}/result serves, stored
 // gzip-compressed as JSON in the ConfigMap named by ResultConfigMapName. The
 // solver writes it and the REST API reads it; keeping the type here is the
-// contract between them. Field names are SPEC.md's (snake_case), because the
-// document is served as stored.
+// contract between them. Field names are the REST API's (snake_case; docs/API.md,
+// "The result"), because the document is served as stored.
 
-// Result is SPEC.md's Result.
+// Result is the REST API's result document.
 // +kubebuilder:object:generate=false
 type Result struct {
 	ID         string       `json:"id"`
@@ -86,8 +86,8 @@ type Stop struct {
 	LateS        int     `json:"late_s"`
 	LegDistanceM int64   `json:"leg_distance_m"`
 	LegTravelS   int     `json:"leg_travel_s"`
-	// Customer and the time window are the order's, copied beside SPEC.md's
-	// fields (a routeopt extension) so a route table needs no second
+	// Customer and the time window are the order's, copied beside the public
+	// API's fields (a routeopt extension) so a route table needs no second
 	// lookup; always present, null when the order had none.
 	Customer        *string `json:"customer"`
 	TimeWindowStart *string `json:"time_window_start"`

@@ -9,7 +9,7 @@ import (
 // namespace, as Secrets of type WebhookSecretType labelled with their
 // tenant and their endpoint's uid.
 const (
-	// MaxWebhookEndpoints is SPEC.md's limit per company.
+	// MaxWebhookEndpoints is the limit per company (docs/API.md, "Webhooks").
 	MaxWebhookEndpoints = 5
 	// WebhookSecretType is the type of signing-secret Secrets.
 	WebhookSecretType = "routeopt.io/webhook-signing-secret"

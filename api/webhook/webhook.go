@@ -1,7 +1,7 @@
 // Package webhook is the contract of event deliveries that the REST API
 // (registration) and the manager's notifier (delivery) share: which targets
 // may receive events, the event a receiver gets, its id and its signature
-// (SPEC.md, "Events"; API-DECISIONS.md, "Events").
+// (docs/API.md, "Webhooks").
 //
 // A target must be public: https, a host whose every address is a public
 // unicast one. That is checked at registration and again at connect time,
@@ -33,7 +33,7 @@ import (
 	"code.dny.dev/ssrf"
 )
 
-// Event types (SPEC.md).
+// Event types (docs/API.md, "Event types").
 const (
 	EventCompleted = "optimization.completed"
 	EventFailed    = "optimization.failed"
@@ -46,7 +46,7 @@ const SignatureHeader = "Service-Signature"
 // SecretPrefix starts every signing secret.
 const SecretPrefix = "whsec_svc_"
 
-// MaxURLLength is SPEC.md's bound on a webhook URL.
+// MaxURLLength bounds a webhook URL, in characters (docs/API.md, "WebhookIn").
 const MaxURLLength = 500
 
 // Attempts and AttemptTimeout: each event is tried 3 times, quickly, and

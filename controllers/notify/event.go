@@ -12,7 +12,7 @@ import (
 )
 
 // MaxConsecutiveFailures failed events in a row disable an endpoint
-// (SPEC.md, "Delivery", rule 3).
+// (docs/API.md, "Delivery").
 const MaxConsecutiveFailures = 20
 
 // maxMessage is the bound of a delivery record's message (the CRD's MaxLength).

@@ -139,7 +139,7 @@ func TestResultUnassignedMessages(t *testing.T) {
 }
 
 // TestResultStopAddress checks that a stop's address joins the order's
-// address fields as API-DECISIONS.md writes them.
+// address fields as docs/API.md ("Stop") writes them.
 func TestResultStopAddress(t *testing.T) {
 	tests := []struct {
 		name  string

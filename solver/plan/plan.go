@@ -123,7 +123,7 @@ type Solution struct {
 	Problem *vrp.Problem
 }
 
-// stopAddress joins an order's address fields as API-DECISIONS.md writes
+// stopAddress joins an order's address fields as docs/API.md ("Stop") writes
 // them, "address, postal_code city, region, country", leaving out the ones
 // not given; "" for an order with coordinates only.
 func stopAddress(o *v1alpha1.Order) string {

@@ -14,7 +14,7 @@ import (
 // nil means straight legs.
 type Geometry func(ctx context.Context, path []matrix.Point) ([]matrix.Point, error)
 
-// Result turns the solver's plan into SPEC.md's Result document. geometry
+// Result turns the solver's plan into the REST API's result document. geometry
 // is asked once per route for its polyline; it is the only call that may
 // leave the process.
 func Result(ctx context.Context, opt *v1alpha1.Optimization, in *Located, sol *Solution, geometry Geometry) *v1alpha1.Result {
@@ -121,7 +121,7 @@ func cloneString(s *string) *string {
 }
 
 // routePolyline encodes the road geometry through path when geometry knows
-// it, else straight legs (API-DECISIONS.md); a geometry that cannot be had
+// it, else straight legs (docs/API.md, "Route"); a geometry that cannot be had
 // is a warning, not a failure.
 func routePolyline(ctx context.Context, geometry Geometry, path []matrix.Point, warnings *[]v1alpha1.Warning, vehicle string) string {
 	points := path

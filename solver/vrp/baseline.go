@@ -1,6 +1,6 @@
 package vrp
 
-// Baseline is a plan made by hand (API-DECISIONS.md): orders in file order,
+// Baseline is a plan made by hand (docs/API.md, "OptionsIn"): orders in file order,
 // each appended to the first vehicle, in vehicle order, whose capacity and
 // shift it still fits. Every vehicle stays open to later orders, so an order
 // that fits none (a late-evening one, say) does not retire the vehicles

@@ -75,7 +75,7 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// Request bodies (OptimizationIn and its parts, SPEC.md).
+// Request bodies (OptimizationIn and its parts, docs/API.md).
 
 type problem struct {
 	Name    *string  `json:"name,omitempty"`

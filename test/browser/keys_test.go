@@ -15,7 +15,7 @@ import (
 // TestAPIKeys lists the keys, creates one with a name and fewer scopes
 // (shown once, copied with the button, accepted by the API with exactly
 // those scopes), revokes it in the page (the API refuses it within 5 s, as
-// API-DECISIONS.md says), and finally revokes the session's own key, which
+// docs/API.md says), and finally revokes the session's own key, which
 // signs the page out.
 func TestAPIKeys(t *testing.T) {
 	d := browserTest(t)
@@ -124,7 +124,7 @@ func TestAPIKeys(t *testing.T) {
 	p.click("#revoke-confirm")
 	p.waitCount(newRow, 0)
 	revoked := time.Now()
-	waitFor(t, 5*time.Second, "the API to refuse the revoked key (API-DECISIONS.md: within 5 s)", func() (bool, string) {
+	waitFor(t, 5*time.Second, "the API to refuse the revoked key (within 5 s)", func() (bool, string) {
 		status, body := reader.do(t, "GET", "/v1/me", nil, nil)
 		return status == 401, fmt.Sprintf("%d %s", status, body)
 	})

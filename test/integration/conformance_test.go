@@ -11,15 +11,15 @@ import (
 )
 
 // The HTTP-level conformance test of the REST contract for the
-// optimization endpoints (issue 4): every rule of SPEC.md's tables for
+// optimization endpoints: every rule of docs/API.md's tables for
 // POST /v1/optimizations, GET /v1/optimizations, GET /v1/optimizations/{id}
 // and GET /v1/optimizations/{id}/result, through real HTTP against one
 // envtest system; and the 422 shapes of POST /v1/webhooks and DELETE
-// /v1/webhooks/{webhook_id} (issue 9).
+// /v1/webhooks/{webhook_id}.
 //
-// Expectations come from the contract (SPEC.md, API-DECISIONS.md
-// "Validation (422)") and from pydantic v2's and FastAPI's real behaviour
-// (REFERENCE.md section 1; pydantic-core src/errors/types.rs and
+// Expectations come from the contract (docs/API.md, "Creating an
+// optimization" and "Validation errors (422)") and from pydantic v2's and
+// FastAPI's real behaviour (pydantic-core src/errors/types.rs and
 // src/validators; fastapi/routing.py), never from the implementation. Where
 // the contract is silent (the text after "Value error, " of the cross-field
 // rules, the HH:MM pattern) the test follows the implementation's choice and
@@ -81,7 +81,7 @@ const (
 	cfMsgModelAttrs = "Input should be a valid dictionary or object to extract fields from"
 	cfMsgJSON       = "JSON decode error"
 
-	// The HH:MM pattern: SPEC.md says only "HH:MM, 24-hour"; the pattern
+	// The HH:MM pattern: the contract says only "HH:MM, 24-hour"; the pattern
 	// text is the implementation's choice (webserver/schema.TimePattern).
 	cfTimePattern = `^([01][0-9]|2[0-3]):[0-5][0-9]$`
 
@@ -328,7 +328,7 @@ func conformanceCases() []cfCase {
 		rej("invalid JSON leading zero", `{"a": 01}`, cfDJSON(7, "Expecting ',' delimiter")),
 		// FastAPI parses the body before it validates parameters: invalid
 		// JSON answers only json_invalid, even without Idempotency-Key
-		// (API-DECISIONS.md: "one entry of type json_invalid").
+		// (docs/API.md: json_invalid is "the only problem reported").
 		withKey(rej("invalid JSON without Idempotency-Key", `{"depot": }`, cfDJSON(10, "Expecting value")), cfNoKey),
 		// CPython's json.loads keeps the last of duplicate keys.
 		withCheck(acc("duplicate key last wins", cfBTop(`"name":5,"name":"last"`), 1, 1), field("name", "last")),
@@ -468,7 +468,7 @@ func conformanceCases() []cfCase {
 		rej("order latitude without longitude", cfBOrder(`{"id":"o1","latitude":52.5}`), cfDValue(cfLo("orders", 0), "latitude and longitude must be given together")),
 		rej("order longitude without latitude", cfBOrder(`{"id":"o1","longitude":13.4,"address":"Alexanderplatz 1"}`), cfDValue(cfLo("orders", 0), "latitude and longitude must be given together")),
 		rej("order without location", cfBOrder(`{"id":"o1"}`), cfDValue(cfLo("orders", 0), "order needs an address or both latitude and longitude")),
-		// An empty string is not an address (API-DECISIONS.md).
+		// An empty string is not an address (docs/API.md).
 		rej("order empty address as only location", cfBOrder(`{"id":"o1","address":""}`), cfDValue(cfLo("orders", 0), "order needs an address or both latitude and longitude")),
 		acc("order empty address with coordinates", cfBOrder(cfOrd(`,"address":""`)), 1, 1),
 		acc("order address only", cfBOrder(`{"id":"o1","address":"Alexanderplatz 1, Berlin"}`), 1, 1),
@@ -556,7 +556,7 @@ func conformanceCases() []cfCase {
 		acc("fleet count 100", cfBFleet(`{"count":100,"capacity":10}`), 1, 100),
 		rej("fleet count 0", cfBFleet(`{"count":0,"capacity":10}`), cfDGE(cfLFleet("count"), "1").withInput(`0`)),
 		rej("fleet count 101", cfBFleet(`{"count":101,"capacity":10}`), cfDLE(cfLFleet("count"), "100").withInput(`101`)),
-		// Lax integers (API-DECISIONS.md).
+		// Lax integers (docs/API.md, "Creating an optimization").
 		acc("fleet count 2.0", cfBFleet(`{"count":2.0,"capacity":10}`), 1, 2),
 		lax(acc("fleet count string 2", cfBFleet(`{"count":"2","capacity":10}`), 1, 2)),
 		lax(acc("fleet count true", cfBFleet(`{"count":true,"capacity":10}`), 1, 1)),
@@ -641,7 +641,7 @@ func conformanceCases() []cfCase {
 		}),
 		withCheck(get("list page_size 100", "/v1/optimizations?page_size=100", 200), field("page_size", 100.0)),
 		withCheck(get("list page 2", "/v1/optimizations?page=2&page_size=5", 200), field("page", 2.0)),
-		// SPEC.md gives page no maximum.
+		// page has no maximum.
 		withCheck(get("list page beyond int32", "/v1/optimizations?page=3000000000", 200), field("page", 3000000000.0)),
 		withCheck(get("list page string 2 with plus", "/v1/optimizations?page=%2B2", 200), field("page", 2.0)),
 		get("list page 0", "/v1/optimizations?page=0", 422, cfDGE(cfLPage, "1").withInput(`"0"`)),

@@ -327,8 +327,8 @@ func waitEndpointStatus(t testing.TB, ep *v1alpha1.WebhookEndpoint, ok func(v1al
 	}
 }
 
-// checkSignature verifies h's Service-Signature by hand, as SPEC.md tells
-// receivers to: HMAC-SHA256 keyed with the secret over "<t>.<raw body>",
+// checkSignature verifies h's Service-Signature by hand, as docs/API.md
+// tells receivers to: HMAC-SHA256 keyed with the secret over "<t>.<raw body>",
 // compared in constant time, t within 300 s of now.
 func checkSignature(t testing.TB, h hook, secret string) {
 	t.Helper()
@@ -359,7 +359,7 @@ func checkSignature(t testing.TB, h hook, secret string) {
 	}
 }
 
-// wantEvent is the payload SPEC.md describes for opt's current state.
+// wantEvent is the payload docs/API.md describes for opt's current state.
 func wantEvent(opt *v1alpha1.Optimization) map[string]any {
 	self := notifyPublicURL + "/v1/optimizations/" + opt.Name
 	data := map[string]any{
@@ -381,7 +381,7 @@ func wantEvent(opt *v1alpha1.Optimization) map[string]any {
 }
 
 // A completed optimization's event reaches the endpoint on the first
-// attempt, exactly as SPEC.md shows it, signed so that both a hand-written
+// attempt, exactly as docs/API.md shows it, signed so that both a hand-written
 // check and Stripe's verifier (the same t=,v1= scheme) accept it; the
 // delivery is recorded on the optimization and the endpoint.
 func TestNotifyCompletedEvent(t *testing.T) {

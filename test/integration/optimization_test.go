@@ -155,7 +155,7 @@ func TestCreateSolveAndFetchResult(t *testing.T) {
 		t.Fatalf("record after completion: %v", rec)
 	}
 
-	// The result, every field of SPEC.md's Result.
+	// The result, every field docs/API.md documents.
 	status, res, _ := s.call(t, "GET", "/v1/optimizations/"+id+"/result", nil, nil)
 	if status != 200 {
 		t.Fatalf("result: %d %v", status, res)
@@ -277,7 +277,7 @@ func remarshal(t *testing.T, in any, out any) {
 	}
 }
 
-// checkResultShape asserts that every field SPEC.md names is present.
+// checkResultShape asserts that every field of the public API's result is present.
 func checkResultShape(t *testing.T, res map[string]any) {
 	t.Helper()
 	need := func(obj map[string]any, where string, keys ...string) {

@@ -91,7 +91,7 @@ func TestGeocodingAndRoadMatrix(t *testing.T) {
 			if st.OrderRef == "coords" {
 				continue
 			}
-			// A stop's address joins the order's fields (API-DECISIONS.md).
+			// A stop's address joins the order's fields (docs/API.md, "Stop").
 			query, wantAddress := street[st.OrderRef]+" Berlin 10115", street[st.OrderRef]+", 10115 Berlin, de"
 			if st.OrderRef == "rough" {
 				query, wantAddress = street[st.OrderRef], street[st.OrderRef]

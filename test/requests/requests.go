@@ -22,7 +22,7 @@ type TextLimit struct {
 }
 
 // OrderTextLimits are the text fields of an order with their maximum
-// lengths (SPEC.md), id first.
+// lengths (docs/API.md, "OrderIn"), id first.
 var OrderTextLimits = []TextLimit{{"id", 80}, {"address", 300}, {"city", 100}, {"region", 100}, {"postal_code", 20}, {"country", 60}, {"customer", 200}, {"phone", 40}, {"notes", 500}}
 
 // MaxTextPerOrder is the sum of OrderTextLimits: 1,400 characters.

@@ -21,7 +21,7 @@ import (
 // Format is the file format of an export.
 type Format string
 
-// The formats of SPEC.md's ExportIn.
+// The formats of an export (docs/API.md, "ExportIn").
 const (
 	XLSX Format = "xlsx"
 	CSV  Format = "csv"

@@ -67,9 +67,9 @@ type unassignedRow struct {
 	orderRef, reason, message string
 }
 
-// defaultServiceMinutes is the spec's default for an order without
-// serviceMinutes (SPEC.md, OrderIn).
-const defaultServiceMinutes = 5
+// defaultServiceMinutes is the service time of an order without
+// serviceMinutes.
+const defaultServiceMinutes = v1alpha1.DefaultServiceMinutes
 
 func buildPlan(opt *v1alpha1.Optimization, res *v1alpha1.Result) *plan {
 	spec := &opt.Spec

@@ -36,14 +36,14 @@ func TestDocumentIsValid(t *testing.T) {
 		t.Errorf("openapi %q, want 3.1.0", doc.OpenAPI)
 	}
 	if doc.Info.Version != "1.0.0" {
-		t.Errorf("info.version %q, want 1.0.0 (SPEC.md, Versioning)", doc.Info.Version)
+		t.Errorf("info.version %q, want 1.0.0, the public API's version", doc.Info.Version)
 	}
 }
 
-// TestDocumentCoversSpec checks every endpoint of SPEC.md's table and
+// TestDocumentCoversEndpoints checks every endpoint of the public API and
 // routeopt's API-key extension, the event webhooks and the error
-// responses API-DECISIONS.md names.
-func TestDocumentCoversSpec(t *testing.T) {
+// responses of each (docs/API.md, "Endpoints").
+func TestDocumentCoversEndpoints(t *testing.T) {
 	doc := load(t)
 	want := map[string][]string{
 		"POST /v1/optimizations":                           {"202", "401", "403", "413", "422", "429", "500", "503"},
@@ -56,7 +56,7 @@ func TestDocumentCoversSpec(t *testing.T) {
 		"POST /v1/webhooks":                                {"201", "401", "403", "409", "413", "422", "429", "500", "503"},
 		"DELETE /v1/webhooks/{webhook_id}":                 {"204", "401", "403", "404", "422", "429", "500", "503"},
 		"GET /v1/me":                                       {"200", "401", "429", "500", "503"},
-		// API keys: an extension beside SPEC.md's table (API-DECISIONS.md).
+		// API keys: a routeopt extension.
 		"GET /v1/api-keys":             {"200", "401", "403", "429", "500", "503"},
 		"POST /v1/api-keys":            {"201", "401", "403", "409", "413", "422", "429", "500", "503"},
 		"DELETE /v1/api-keys/{key_id}": {"204", "401", "403", "404", "422", "429", "500", "503"},
@@ -71,7 +71,7 @@ func TestDocumentCoversSpec(t *testing.T) {
 			key := method + " " + path
 			codes, ok := want[key]
 			if !ok {
-				t.Errorf("%s is not in SPEC.md's table", key)
+				t.Errorf("%s is not an endpoint of the API", key)
 				continue
 			}
 			seen++
@@ -252,7 +252,7 @@ func TestDocumentMatchesCode(t *testing.T) {
 	schemas := doc.Components.Schemas
 	codes := schemas["Error"].Value.Properties["error"].Value.Properties["code"].Value.Enum
 	for _, code := range []string{
-		webserver.CodeUnauthorized, webserver.CodeInsufficientScope, webserver.CodeNotFound,
+		webserver.CodeBadRequest, webserver.CodeUnauthorized, webserver.CodeInsufficientScope, webserver.CodeNotFound,
 		webserver.CodeMethodNotAllowed, webserver.CodeResultNotReady, webserver.CodeInvalidState,
 		webserver.CodePayloadTooLarge, webserver.CodeRateLimited, webserver.CodeUnavailable, webserver.CodeInternal,
 		webserver.CodeInvalidSignature, webserver.CodeLinkExpired,

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// API keys are a routeopt extension beside SPEC.md's endpoints
-// (API-DECISIONS.md, "API keys and the portal"); their inputs are checked
+// API keys are a routeopt extension (docs/API.md, "API keys and the
+// account"); their inputs are checked
 // with the same pydantic-style rules and 422 shape as every other input.
 
 // MaxAPIKeyName bounds an API key's name, in characters.

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Bounds of SPEC.md ("Limits" and the field tables).
+// Bounds of a request (docs/API.md, the tables of "Creating an optimization").
 const (
 	MaxOrders   = 500
 	MaxVehicles = 100

@@ -121,7 +121,7 @@ func (e *ValidationError) Error() string {
 }
 
 // IdempotencyKeyReused is the detail for a create retried with a known
-// Idempotency-Key but a different payload (API-DECISIONS.md).
+// Idempotency-Key but a different payload (docs/API.md, "Idempotency").
 func IdempotencyKeyReused(key string) Detail {
 	return Detail{
 		Loc:   []any{"header", "idempotency-key"},

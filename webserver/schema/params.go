@@ -33,7 +33,7 @@ func latin1(s string) string {
 }
 
 // UUID parse error wording. pydantic-core reports Display of the Rust uuid
-// crate's error; these follow the uuid 1.2x wording the brief names
+// crate's error; these follow the wording of uuid 1.2x
 // ("invalid character: found `n` at 1", 1-based index of the byte). Older
 // uuid releases (most FastAPI deployments in the wild) said "invalid
 // character: expected an optional prefix of `urn:uuid:` followed by

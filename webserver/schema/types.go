@@ -1,8 +1,8 @@
 // Package schema holds the REST request DTOs of the route-optimization API
 // and their decoding and validation. Errors come out exactly as FastAPI sends
 // pydantic v2 errors (type, loc, msg, input, ctx), because the service
-// replaces a FastAPI one and clients rely on that shape (API-DECISIONS.md,
-// "Validation (422)").
+// replaces a FastAPI one and clients rely on that shape (docs/API.md,
+// "Validation errors (422)").
 //
 // Decoding follows the original stack step by step: the body is parsed as
 // CPython's json.loads does (same error messages and character offsets,
@@ -63,7 +63,7 @@ type OrderIn struct {
 }
 
 // HasAddress reports whether the order has a usable address: an empty or
-// blank string is no address (API-DECISIONS.md).
+// blank string is no address (docs/API.md, "Creating an optimization").
 func (o *OrderIn) HasAddress() bool { return hasText(o.Address) }
 
 // VehicleIn is one individual vehicle. Shifts default to 08:00-18:00.

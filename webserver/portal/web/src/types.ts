@@ -1,4 +1,4 @@
-// The REST API's shapes the portal reads (SPEC.md, API-DECISIONS.md).
+// The REST API's shapes the portal reads (docs/API.md).
 
 export type Status = "queued" | "running" | "completed" | "failed" | "cancelled";
 

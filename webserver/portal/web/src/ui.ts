@@ -19,7 +19,7 @@ export interface PageContext {
   signOut(message?: string): void;
 }
 
-/** pollInterval is how often live views re-fetch: SPEC.md recommends 2 to 5 s. */
+/** pollInterval is how often live views re-fetch: the API asks for 2 to 5 s. */
 export const pollInterval = 3000;
 
 /**
