@@ -1,4 +1,4 @@
-// Package browser tests the web portal (issue 11) in real headless Chromium,
+// Package browser tests the web portal in real headless Chromium,
 // driven from Go with chromedp, against a real `routeopt dev` (local
 // kube-apiserver and etcd, the controllers, the REST API). Each test makes a
 // company of its own through the platform-team commands, creates its data

@@ -255,8 +255,8 @@ func createBody(b *testing.B, group string, n int) []byte {
 }
 
 // pidOf finds the process named name whose command line has an argument
-// containing needle: other helpers' envtests run kube-apiservers too, told
-// apart by their ports.
+// containing needle: other envtests on the machine run kube-apiservers
+// too, told apart by their ports.
 func pidOf(name, needle string) (int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {

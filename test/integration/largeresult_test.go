@@ -164,8 +164,8 @@ func resultParts(t *testing.T, opt *v1alpha1.Optimization) []corev1.ConfigMap {
 	return parts
 }
 
-// "It must show: the largest result stored and served with and without
-// paths" (issue 12).
+// TestLargeResult: the largest result a request can produce is stored and
+// served, with and without road paths.
 func TestLargeResult(t *testing.T) {
 	t.Run("the largest result document, straight legs", func(t *testing.T) {
 		s := startSystem(t, "inprocess")

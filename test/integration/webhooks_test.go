@@ -24,7 +24,7 @@ import (
 	"routeopt.io/routeopt/webserver"
 )
 
-// The REST side of webhooks (issue 9): GET, POST /v1/webhooks and DELETE
+// The REST side of webhooks: GET, POST /v1/webhooks and DELETE
 // /v1/webhooks/{webhook_id}, their storage (a WebhookEndpoint per slot in
 // the tenant namespace, its signing Secret in the operator's), the
 // registration checks, the limit of five, scopes and tenancy. Every call

@@ -1,4 +1,4 @@
-// Package scalebench is issue 12's scale benchmark: routeopt's manager and
+// Package scalebench is the scale benchmark: routeopt's manager and
 // REST API run as separate processes of the real binary, as in production,
 // against envtest's kube-apiserver and etcd holding -scale stored (terminal)
 // optimizations, 30% of them with 500 orders. The same figures are taken
@@ -49,7 +49,7 @@ import (
 )
 
 var (
-	scale    = flag.Int("scale", 1000, "stored optimizations of the measured phase (issue 12 asks for 10000)")
+	scale    = flag.Int("scale", 1000, "stored optimizations of the measured phase (10000 for the published figures)")
 	baseline = flag.Int("baseline", 100, "stored optimizations of the reference phase, measured first in the same run")
 	writers  = flag.Int("writers", 8, "concurrent writers filling etcd (not measured)")
 	creates  = flag.Int("creates", 20, "REST creates whose reconcile latency is measured")

@@ -1,4 +1,4 @@
-// Package portal serves the web portal (issue 11): one HTML shell for every
+// Package portal serves the web portal: one HTML shell for every
 // page under /portal/ and the script and styles built from web/ into dist/,
 // embedded so the binary needs no files and no CDN at run time. The script
 // talks to the public REST API of the same origin only (README.md here is
