@@ -11,6 +11,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver"
 	"routeopt.io/routeopt/solver/record"
+	"routeopt.io/routeopt/solver/store"
 )
 
 // InProcessRunner runs solves in a bounded pool of goroutines of the manager
@@ -76,11 +77,11 @@ func (r *InProcessRunner) Start(_ context.Context, opt *v1alpha1.Optimization) e
 // ConfigMap its create has not written yet.
 func (r *InProcessRunner) run(ctx context.Context, opt *v1alpha1.Optimization) error {
 	ticket, err := admitGeocoding(ctx, r.pipeline, r.Budget, r.Recorder, opt)
-	for errors.Is(err, solver.ErrInputPending) {
+	for errors.Is(err, store.ErrInputPending) {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(solver.InputPoll):
+		case <-time.After(store.InputPoll):
 		}
 		ticket, err = admitGeocoding(ctx, r.pipeline, r.Budget, r.Recorder, opt)
 	}

@@ -12,6 +12,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver/geocode"
 	"routeopt.io/routeopt/solver/record"
+	"routeopt.io/routeopt/solver/store"
 )
 
 // Geocoding within budget: an installation has one geocoding rate (the
@@ -197,7 +198,7 @@ func (p *Pipeline) AdmitGeocoding(ctx context.Context, key types.NamespacedName,
 	if !NeedsGeocoding(&opt.Spec) {
 		return nil, nil
 	}
-	store, err := loadGeocodeCache(ctx, p.Client, opt)
+	geoCache, err := store.LoadGeocodeCache(ctx, p.Client, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -219,7 +220,7 @@ func (p *Pipeline) AdmitGeocoding(ctx context.Context, key types.NamespacedName,
 	}
 	ttl, now, n := p.geocodeCacheTTL(), time.Now(), 0
 	for key := range keys {
-		if e, ok, _ := store.Get(ctx, key); !ok || now.Sub(e.Stored) >= ttl {
+		if e, ok, _ := geoCache.Get(ctx, key); !ok || now.Sub(e.Stored) >= ttl {
 			n++
 		}
 	}

@@ -2,6 +2,8 @@ package solver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math"
@@ -20,6 +22,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver/geocode"
 	"routeopt.io/routeopt/solver/record"
+	"routeopt.io/routeopt/solver/store"
 )
 
 func TestEstimateGeocodeWait(t *testing.T) {
@@ -135,7 +138,10 @@ func TestAdmitGeocodingCountsNewAddresses(t *testing.T) {
 		return string(b)
 	}
 	ns := "tenant-a"
-	key := func(addr string) string { return cacheKeyHash(geocode.CacheKey(ns, geocode.Query{Address: addr})) }
+	key := func(addr string) string { // the ConfigMap key of an address's answer
+		sum := sha256.Sum256([]byte(geocode.CacheKey(ns, geocode.Query{Address: addr})))
+		return hex.EncodeToString(sum[:16])
+	}
 	order := func(id, addr string) v1alpha1.Order { return v1alpha1.Order{ID: id, Address: ptr.To(addr)} }
 	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Name: "opt", Namespace: ns}, Spec: v1alpha1.OptimizationSpec{
 		Depot: v1alpha1.Depot{Address: ptr.To("Depot 1")},
@@ -146,10 +152,10 @@ func TestAdmitGeocodingCountsNewAddresses(t *testing.T) {
 		},
 	}}
 	pendingRaw, _ := json.Marshal(map[string]geocode.Entry{key("Pending 1"): {Found: true, Stored: now}})
-	cache := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: GeocodeCacheConfigMap, Namespace: ns},
+	cache := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: store.GeocodeCacheConfigMap, Namespace: ns},
 		Data: map[string]string{key("Cached 1"): entry(time.Hour), key("Expired 1"): entry(40 * 24 * time.Hour)}}
 	own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: opt.ResultConfigMapName(), Namespace: ns},
-		Data: map[string]string{PendingGeocodesKey: string(pendingRaw)}}
+		Data: map[string]string{store.PendingGeocodesKey: string(pendingRaw)}}
 	withCoords := opt.DeepCopy()
 	withCoords.Name = "coords"
 	withCoords.Spec.Depot = v1alpha1.Depot{Latitude: ptr.To(52.5), Longitude: ptr.To(13.4)}

@@ -95,7 +95,7 @@ type RunnerOptions struct {
 	// through it).
 	WebhookPolicy *webhook.Policy
 	// InputWait is how long in-process solves wait for an input ConfigMap
-	// that is not written yet; 0 means solver.DefaultInputWait.
+	// that is not written yet; 0 means store.DefaultInputWait.
 	InputWait time.Duration
 }
 
