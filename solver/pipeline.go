@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver/geobudget"
 	"routeopt.io/routeopt/solver/geocode"
 	"routeopt.io/routeopt/solver/matrix"
 	"routeopt.io/routeopt/solver/plan"
@@ -50,17 +51,19 @@ type Pipeline struct {
 	ProgressInterval time.Duration
 }
 
-// Run solves the named Optimization. It returns nil once the result is
-// stored, ctx.Err() when cancelled (nothing is stored then), and a *record.Failure
+// Run solves the named Optimization; each geocoding request counts t (the
+// solve's geocoding admission in the manager; nil in a solve Job, which
+// asks no geocoder) down. It returns nil once the result is stored,
+// ctx.Err() when cancelled (nothing is stored then), and a *record.Failure
 // for every other way it can end.
-func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error) {
+func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName, t *geobudget.Ticket) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = record.Failf(v1alpha1.ErrorInternal, "solver crashed: %v", r)
 		}
 	}()
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("optimization", key.String()))
-	s, err := p.start(ctx, key)
+	s, err := p.counting(t).start(ctx, key)
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func TestGeocodingResumesFromItsAnswers(t *testing.T) {
 			p := &solver.Pipeline{Client: k8sClient, Geocoder: nominatim}
 			key := client.ObjectKeyFromObject(opt)
 
-			err := p.Run(runCtx, key)
+			err := p.Run(runCtx, key, nil)
 			var f *record.Failure
 			switch mode {
 			case "geocoder fails":
@@ -78,7 +78,7 @@ func TestGeocodingResumesFromItsAnswers(t *testing.T) {
 
 			first := requests.Load()
 			limit.Store(1 << 30)
-			if err := p.Run(ctx, key); err != nil {
+			if err := p.Run(ctx, key, nil); err != nil {
 				t.Fatalf("retried run: %v", err)
 			}
 			if asked := requests.Load() - first; asked != orders-answered {
@@ -193,11 +193,11 @@ func TestGeocodingRefusalReachesTheJob(t *testing.T) {
 	})
 	key := client.ObjectKeyFromObject(opt)
 	manager := &solver.Pipeline{Client: k8sClient, Geocoder: nominatim}
-	if err := manager.Geocode(ctx, key); err != nil {
+	if err := manager.Geocode(ctx, key, nil); err != nil {
 		t.Fatalf("the manager's geocoding: %v", err)
 	}
 	job := &solver.Pipeline{Client: k8sClient, Geocoder: geocode.Prefetched{}}
-	if err := job.Run(ctx, key); err != nil {
+	if err := job.Run(ctx, key, nil); err != nil {
 		t.Fatalf("the Job's solve: %v", err)
 	}
 	cm := &corev1.ConfigMap{}

@@ -125,6 +125,9 @@ func (o *RunnerOptions) validate() error {
 	return nil
 }
 
+// The runners reach the solve pipeline through controllers.Solver.
+var _ controllers.Solver = (*solver.Pipeline)(nil)
+
 // AddControllers registers the reconcilers on mgr. The returned wait blocks
 // until in-process solves have stopped after ctx ends.
 func AddControllers(ctx context.Context, mgr manager.Manager, o RunnerOptions) (wait func(), err error) {
