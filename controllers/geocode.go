@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
-	"routeopt.io/routeopt/solver"
+	"routeopt.io/routeopt/solver/geobudget"
 	"routeopt.io/routeopt/solver/record"
 )
 
@@ -30,24 +30,24 @@ const geocodeGrace = 2 * time.Minute
 // A finished one sends an event on Events so the controller creates the
 // Job at once. Only the leader reconciles, so only the leader geocodes.
 type Geocoding struct {
-	pipeline *solver.Pipeline
-	budget   *solver.GeocodeBudget
+	solver   Solver
+	budget   *geobudget.Budget
 	recorder events.EventRecorder
 	backgroundRuns
 }
 
-// NewGeocoding geocodes with pipeline's geocoder within budget; recorder
-// (may be nil) tells the Optimization when its geocoding will be slow.
-// Geocoding stops when base is cancelled.
-func NewGeocoding(base context.Context, pipeline *solver.Pipeline, budget *solver.GeocodeBudget, recorder events.EventRecorder) *Geocoding {
-	return &Geocoding{pipeline: pipeline, budget: budget, recorder: recorder, backgroundRuns: newBackgroundRuns(base)}
+// NewGeocoding geocodes with s's geocoder within budget; recorder (may be
+// nil) tells the Optimization when its geocoding will be slow. Geocoding
+// stops when base is cancelled.
+func NewGeocoding(base context.Context, s Solver, budget *geobudget.Budget, recorder events.EventRecorder) *Geocoding {
+	return &Geocoding{solver: s, budget: budget, recorder: recorder, backgroundRuns: newBackgroundRuns(base)}
 }
 
 // admitGeocoding admits opt's addresses on budget before any is sent (a
 // *record.Failure when they cannot be geocoded in time) and warns opt with
 // an Event when it will take a while. The in-process runner shares it.
-func admitGeocoding(ctx context.Context, p *solver.Pipeline, budget *solver.GeocodeBudget, recorder events.EventRecorder, opt *v1alpha1.Optimization) (*solver.GeocodeTicket, error) {
-	ticket, err := p.AdmitGeocoding(ctx, client.ObjectKeyFromObject(opt), budget)
+func admitGeocoding(ctx context.Context, s Solver, budget *geobudget.Budget, recorder events.EventRecorder, opt *v1alpha1.Optimization) (*geobudget.Ticket, error) {
+	ticket, err := s.AdmitGeocoding(ctx, client.ObjectKeyFromObject(opt), budget)
 	if err != nil || ticket == nil {
 		return ticket, err
 	}
@@ -66,7 +66,7 @@ func (g *Geocoding) start(ctx context.Context, opt *v1alpha1.Optimization) (wait
 	if run, ok := g.lookup(opt.UID); ok {
 		return !run.done || run.err != nil, nil
 	}
-	ticket, err := admitGeocoding(ctx, g.pipeline, g.budget, g.recorder, opt)
+	ticket, err := admitGeocoding(ctx, g.solver, g.budget, g.recorder, opt)
 	var f *record.Failure
 	switch {
 	case errors.As(err, &f):
@@ -89,7 +89,7 @@ func (g *Geocoding) start(ctx context.Context, opt *v1alpha1.Optimization) (wait
 	g.wg.Go(func() {
 		defer cancel()
 		defer ticket.Release()
-		err := ticket.Pipeline(g.pipeline).Geocode(runCtx, key)
+		err := g.solver.Geocode(runCtx, key, ticket)
 		if errors.Is(err, context.DeadlineExceeded) || (err != nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) && g.base.Err() == nil) {
 			err = record.Failf(v1alpha1.ErrorGeocodingUnavailable, "geocoding took longer than %s (%s): the geocoder answers more slowly than its rate",
 				limit.Round(time.Second), ticket.Message())

@@ -9,8 +9,9 @@ import (
 	"k8s.io/client-go/tools/events"
 
 	"routeopt.io/routeopt/api/v1alpha1"
-	"routeopt.io/routeopt/solver"
+	"routeopt.io/routeopt/solver/geobudget"
 	"routeopt.io/routeopt/solver/record"
+	"routeopt.io/routeopt/solver/store"
 )
 
 // InProcessRunner runs solves in a bounded pool of goroutines of the manager
@@ -18,22 +19,22 @@ import (
 // Stop. When a solve ends it sends an event on Events so the controller
 // reconciles at once.
 type InProcessRunner struct {
-	pipeline *solver.Pipeline
-	slots    chan struct{}
+	solver Solver
+	slots  chan struct{}
 	// Budget, when set, admits each solve's geocoding before any request is
 	// sent, as the Job runner's Geocoding does; Recorder (may be nil) tells
 	// the Optimization when it will be slow.
-	Budget   *solver.GeocodeBudget
+	Budget   *geobudget.Budget
 	Recorder events.EventRecorder
 
 	backgroundRuns
 }
 
-// NewInProcessRunner runs at most concurrency solves at once (at least one).
-// Solves stop when base is cancelled.
-func NewInProcessRunner(base context.Context, pipeline *solver.Pipeline, concurrency int) *InProcessRunner {
+// NewInProcessRunner runs at most concurrency solves of s at once (at
+// least one). Solves stop when base is cancelled.
+func NewInProcessRunner(base context.Context, s Solver, concurrency int) *InProcessRunner {
 	return &InProcessRunner{
-		pipeline:       pipeline,
+		solver:         s,
 		slots:          make(chan struct{}, max(1, concurrency)),
 		backgroundRuns: newBackgroundRuns(base),
 	}
@@ -75,20 +76,20 @@ func (r *InProcessRunner) Start(_ context.Context, opt *v1alpha1.Optimization) e
 // Admission reads the orders: it waits, as the pipeline does, for an input
 // ConfigMap its create has not written yet.
 func (r *InProcessRunner) run(ctx context.Context, opt *v1alpha1.Optimization) error {
-	ticket, err := admitGeocoding(ctx, r.pipeline, r.Budget, r.Recorder, opt)
-	for errors.Is(err, solver.ErrInputPending) {
+	ticket, err := admitGeocoding(ctx, r.solver, r.Budget, r.Recorder, opt)
+	for errors.Is(err, store.ErrInputPending) {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(solver.InputPoll):
+		case <-time.After(store.InputPoll):
 		}
-		ticket, err = admitGeocoding(ctx, r.pipeline, r.Budget, r.Recorder, opt)
+		ticket, err = admitGeocoding(ctx, r.solver, r.Budget, r.Recorder, opt)
 	}
 	if err != nil {
 		return err
 	}
 	defer ticket.Release()
-	return ticket.Pipeline(r.pipeline).Run(ctx, types.NamespacedName{Namespace: opt.Namespace, Name: opt.Name})
+	return r.solver.Run(ctx, types.NamespacedName{Namespace: opt.Namespace, Name: opt.Name}, ticket)
 }
 
 // Observe implements Runner.

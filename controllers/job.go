@@ -16,8 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"routeopt.io/routeopt/api/v1alpha1"
-	"routeopt.io/routeopt/solver"
 	"routeopt.io/routeopt/solver/record"
+	"routeopt.io/routeopt/solver/store"
 )
 
 // Inside a tenant namespace the manager acts through the RoleBinding that
@@ -213,7 +213,7 @@ func SolveRole(opt *v1alpha1.Optimization) []rbacv1.PolicyRule {
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{opt.ResultConfigMapName()}, Verbs: []string{"get", "patch"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"create"}},
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: parts, Verbs: []string{"patch"}},
-		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{solver.GeocodeCacheConfigMap}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{store.GeocodeCacheConfigMap}, Verbs: []string{"get"}},
 	}
 	if opt.Spec.Input != nil {
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"configmaps"}, ResourceNames: []string{opt.Spec.Input.Name}, Verbs: []string{"get"}})

@@ -25,8 +25,8 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/controllers/internal/graceful"
-	"routeopt.io/routeopt/solver"
 	"routeopt.io/routeopt/solver/record"
+	"routeopt.io/routeopt/solver/store"
 )
 
 // OptimizationReconciler drives an Optimization through
@@ -196,7 +196,7 @@ func (r *OptimizationReconciler) act(ctx context.Context, opt, fresh *v1alpha1.O
 		case actFinish:
 			err = r.Runner.Finish(ctx, opt)
 		case actMergeGeocodes:
-			if err := solver.MergeGeocodeCache(ctx, r.Client, opt, r.GeocodeCacheTTL, r.Clock.Now()); err != nil {
+			if err := store.MergeGeocodeCache(ctx, r.Client, opt, r.GeocodeCacheTTL, r.Clock.Now()); err != nil {
 				// Losing them costs a second lookup next time, not this result.
 				log.Info("Unable to merge geocoding answers into the tenant's cache", "error", err.Error())
 			}
@@ -241,7 +241,7 @@ func (r *OptimizationReconciler) notTenant(ctx context.Context, namespace string
 // tenant whose RoleBindings are missing) fails opt with a message that
 // says how to repair it, rather than retrying for ever.
 func (r *OptimizationReconciler) start(ctx context.Context, opt *v1alpha1.Optimization) error {
-	err := solver.EnsureResultConfigMap(ctx, r.Client, opt)
+	err := store.EnsureResultConfigMap(ctx, r.Client, opt)
 	if err == nil {
 		err = r.Runner.Start(ctx, opt)
 	}

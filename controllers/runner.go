@@ -1,12 +1,18 @@
 // Package controllers holds the reconcilers of routeopt: the
 // OptimizationReconciler moves an Optimization from queued to a terminal
 // state by handing it to a Runner (a Job per solve, or a goroutine pool).
+// The runners call the solve pipeline through Solver, which cmd wires, and
+// the optimization's data through solver/store: this package imports none
+// of the solve code.
 package controllers
 
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver/geobudget"
 	"routeopt.io/routeopt/solver/record"
 )
 
@@ -47,4 +53,23 @@ type Runner interface {
 	// Forget drops what the runner keeps in memory about a solve whose
 	// terminal state is stored.
 	Forget(opt *v1alpha1.Optimization)
+}
+
+// Solver is the solve pipeline as the in-process runner and Geocoding call
+// it; cmd wires in *solver.Pipeline, so the controllers import none of the
+// solve code.
+type Solver interface {
+	// AdmitGeocoding admits on b, before any is sent, the addresses key's
+	// solve would send to the geocoder: a *record.Failure
+	// (geocoding_unavailable) when they cannot be geocoded in time, a nil
+	// ticket when there is nothing to geocode, store.ErrInputPending while
+	// the input ConfigMap is not written yet, and context.Canceled when the
+	// optimization was cancelled or has finished.
+	AdmitGeocoding(ctx context.Context, key types.NamespacedName, b *geobudget.Budget) (*geobudget.Ticket, error)
+	// Run solves key and stores its result; each geocoding request counts
+	// t (may be nil) down.
+	Run(ctx context.Context, key types.NamespacedName, t *geobudget.Ticket) error
+	// Geocode runs key's geocoding alone, keeping the answers for its solve
+	// Job; each request counts t (may be nil) down.
+	Geocode(ctx context.Context, key types.NamespacedName, t *geobudget.Ticket) error
 }

@@ -8,11 +8,14 @@ import (
 	"sync"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver/geocode"
 	"routeopt.io/routeopt/solver/matrix"
 	"routeopt.io/routeopt/solver/plan"
 	"routeopt.io/routeopt/solver/record"
+	"routeopt.io/routeopt/solver/store"
 	"routeopt.io/routeopt/solver/vrp"
 )
 
@@ -22,7 +25,6 @@ const (
 	progressMatrix     = 15
 	progressOptimizing = 20
 	progressStoring    = 96
-	progressDone       = 100
 )
 
 // phase is one stage of a solve: the stage and progress reported when it
@@ -76,18 +78,18 @@ func (s *scope) geocode(ctx context.Context) error {
 	in := &plan.Located{}
 	g := s.geocoder()
 	_, noGeocoder := g.(geocode.None)
-	var store *configMapStore
+	var geoCache *store.GeocodeCache
 	if !noGeocoder {
 		var err error
-		if store, err = s.geocodeStore(ctx); err != nil {
+		if geoCache, err = store.LoadGeocodeCache(ctx, s.p.Client, s.opt); err != nil {
 			return err
 		}
 		// Answers are kept as they come, and on every way out (a failure,
 		// a cancel), so a retried solve asks only for the rest.
-		stopSaving := store.keepSaving(ctx, geocodeSaveEvery, geocodeSaveInterval)
-		cached := &geocode.Cached{Next: g, Store: store, TTL: s.p.geocodeCacheTTL(), Tenant: s.opt.Namespace}
+		stopSaving := geoCache.KeepSaving(ctx)
+		cached := &geocode.Cached{Next: g, Store: geoCache, TTL: s.p.geocodeCacheTTL(), Tenant: s.opt.Namespace}
 		defer func() {
-			cached.Wait() // a cancelled query's answer may still be on its way into store
+			cached.Wait() // a cancelled query's answer may still be on its way into the cache
 			stopSaving()
 		}()
 		g = cached
@@ -133,7 +135,7 @@ func (s *scope) geocode(ctx context.Context) error {
 		case errors.Is(a.err, geocode.ErrUnavailable):
 			return record.Failf(v1alpha1.ErrorGeocodingUnavailable, "the geocoder could not be reached: %v", a.err)
 		case a.err != nil:
-			in.Unassign(i, o.ID, v1alpha1.UnassignedGeocodeFailed, fmt.Sprintf("geocoding %q failed: %s", a.query.String(), s.geocodeFailure(store, a)))
+			in.Unassign(i, o.ID, v1alpha1.UnassignedGeocodeFailed, fmt.Sprintf("geocoding %q failed: %s", a.query.String(), s.geocodeFailure(geoCache, a)))
 		case !a.found:
 			in.Unassign(i, o.ID, v1alpha1.UnassignedGeocodeFailed, fmt.Sprintf("address %q was not found", a.query.String()))
 		default:
@@ -156,21 +158,21 @@ func (s *scope) geocode(ctx context.Context) error {
 }
 
 // geocodeFailure is the reason an order's geocoding failed. A refusal (the
-// geocoder's HTTP 4xx) is recorded in store, so that a solve Job, which
+// geocoder's HTTP 4xx) is recorded in geoCache, so that a solve Job, which
 // asks no geocoder and so misses that address, gives the geocoder's own
 // message instead of "not geocoded".
-func (s *scope) geocodeFailure(store *configMapStore, a geocoded) string {
+func (s *scope) geocodeFailure(geoCache *store.GeocodeCache, a geocoded) string {
 	msg := a.err.Error()
-	if store == nil {
+	if geoCache == nil {
 		return msg
 	}
 	key := geocode.CacheKey(s.opt.Namespace, a.query)
 	var refused *geocode.StatusError
 	switch {
 	case errors.As(a.err, &refused):
-		store.refuse(key, msg)
+		geoCache.Refuse(key, msg)
 	case errors.Is(a.err, geocode.ErrNotPrefetched):
-		if m, ok := store.refusal(key); ok {
+		if m, ok := geoCache.Refusal(key); ok {
 			return m
 		}
 	}
@@ -289,14 +291,14 @@ func (s *scope) optimize(ctx context.Context) error {
 	return nil
 }
 
-// saveResult builds the Result and stores it, unless a cancel arrived
-// while optimizing.
+// saveResult builds the Result and stores it in the solve's ConfigMap,
+// unless a cancel arrived while optimizing (the Optimization is read again).
 func (s *scope) saveResult(ctx context.Context) error {
-	if err := s.checkNotCancelled(ctx); err != nil {
+	if _, err := store.ReadOptimization(ctx, s.p.reader(), client.ObjectKeyFromObject(s.opt)); err != nil {
 		return err
 	}
 	s.result = plan.Result(ctx, s.opt, s.located, s.solution, s.matrix.Geometry)
-	return s.store(ctx)
+	return store.StoreResult(ctx, s.p.Client, s.opt, s.result)
 }
 
 // progressReporter turns the solver's progress callbacks into status writes,
@@ -322,7 +324,7 @@ func (s *scope) progressReporter(ctx context.Context) *progressReporter {
 			}
 			last = time.Now()
 			// A failed progress write is not worth failing the solve for.
-			_ = s.report(ctx, v1alpha1.StageOptimizing, p)
+			_ = s.status.Report(ctx, v1alpha1.StageOptimizing, p)
 		}
 	}()
 	return r

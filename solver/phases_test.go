@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver/store"
 )
 
 // TestSolvePhases checks that a solve reports the stages in their documented
@@ -15,8 +16,8 @@ func TestSolvePhases(t *testing.T) {
 	last := int32(0)
 	for _, ph := range solvePhases {
 		stages = append(stages, ph.stage)
-		if ph.progress <= last || ph.progress >= progressDone {
-			t.Errorf("stage %s starts at progress %d, after %d and below %d", ph.stage, ph.progress, last, progressDone)
+		if ph.progress <= last || ph.progress >= store.ProgressDone {
+			t.Errorf("stage %s starts at progress %d, after %d and below %d", ph.stage, ph.progress, last, store.ProgressDone)
 		}
 		last = ph.progress
 	}

@@ -6,12 +6,12 @@
 //
 // A solve is a list of phases (phases.go) run over one scope, the state of
 // that solve; the translation between spec, model and result is the pure
-// package solver/plan; every Kubernetes read and write is in store.go.
+// package solver/plan; every Kubernetes read and write goes through
+// package solver/store.
 package solver
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -19,10 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver/geobudget"
 	"routeopt.io/routeopt/solver/geocode"
 	"routeopt.io/routeopt/solver/matrix"
 	"routeopt.io/routeopt/solver/plan"
 	"routeopt.io/routeopt/solver/record"
+	"routeopt.io/routeopt/solver/store"
 )
 
 // DefaultProgressInterval bounds how often progress is written to the record.
@@ -36,7 +38,7 @@ type Pipeline struct {
 	// server (not a cache, whose copy may predate a cancel); nil means Client.
 	Reader client.Reader
 	// InputWait is how long after an optimization's creation a solve waits
-	// for the ConfigMap spec.input names; 0 means DefaultInputWait.
+	// for the ConfigMap spec.input names; 0 means store.DefaultInputWait.
 	InputWait time.Duration
 	// Geocoder resolves addresses; nil means none is configured.
 	Geocoder geocode.Geocoder
@@ -49,52 +51,67 @@ type Pipeline struct {
 	ProgressInterval time.Duration
 }
 
-// Run solves the named Optimization. It returns nil once the result is
-// stored, ctx.Err() when cancelled (nothing is stored then), and a *record.Failure
+// Run solves the named Optimization; each geocoding request counts t (the
+// solve's geocoding admission in the manager; nil in a solve Job, which
+// asks no geocoder) down. It returns nil once the result is stored,
+// ctx.Err() when cancelled (nothing is stored then), and a *record.Failure
 // for every other way it can end.
-func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName) (err error) {
+func (p *Pipeline) Run(ctx context.Context, key types.NamespacedName, t *geobudget.Ticket) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = record.Failf(v1alpha1.ErrorInternal, "solver crashed: %v", r)
 		}
 	}()
 	ctx = ctrl.LoggerInto(ctx, ctrl.LoggerFrom(ctx).WithValues("optimization", key.String()))
-	s, err := p.start(ctx, key)
+	s, err := p.counting(t).start(ctx, key)
 	if err != nil {
 		return err
 	}
 	if err := s.runPhases(ctx, solvePhases); err != nil {
 		return err
 	}
-	return s.finish(ctx)
+	return s.status.Finish(ctx, plan.Summary(s.result))
 }
 
 // scope is the state of one solve, filled in phase by phase.
 type scope struct {
-	p   *Pipeline
-	opt *v1alpha1.Optimization
+	p      *Pipeline
+	opt    *v1alpha1.Optimization
+	status *store.Progress
 
 	located  *plan.Located
 	matrix   *matrix.Matrix
 	solution *plan.Solution
 	result   *v1alpha1.Result
-
-	mu       sync.Mutex // guards progress, written off the solver's goroutine too
-	progress int32
 }
 
 // start reads the named Optimization, waiting for its input ConfigMap when
 // its create has not written it yet, and checks what its schema cannot
 // (ValidateSpec), giving the scope its phases run over.
 func (p *Pipeline) start(ctx context.Context, key types.NamespacedName) (*scope, error) {
-	opt, err := p.awaitRead(ctx, key)
+	opt, err := store.AwaitRead(ctx, p.reader(), key, p.InputWait)
 	if err != nil {
 		return nil, err
 	}
 	if f := ValidateSpec(&opt.Spec); f != nil {
 		return nil, f
 	}
-	return &scope{p: p, opt: opt, progress: opt.Status.Progress}, nil
+	return &scope{p: p, opt: opt, status: store.NewProgress(p.Client, opt)}, nil
+}
+
+// read gets the named Optimization with its orders and vehicles; one that
+// was cancelled or has finished gives context.Canceled, an input not
+// written yet store.ErrInputPending.
+func (p *Pipeline) read(ctx context.Context, key types.NamespacedName) (*v1alpha1.Optimization, error) {
+	return store.Read(ctx, p.reader(), key, p.InputWait)
+}
+
+// reader reads around any cache.
+func (p *Pipeline) reader() client.Reader {
+	if p.Reader == nil {
+		return p.Client
+	}
+	return p.Reader
 }
 
 // runPhases runs phases in order: each reports its stage and progress,
@@ -105,7 +122,7 @@ func (s *scope) runPhases(ctx context.Context, phases []phase) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := s.report(ctx, ph.stage, ph.progress); err != nil {
+		if err := s.status.Report(ctx, ph.stage, ph.progress); err != nil {
 			return err
 		}
 		start := time.Now()

@@ -2,10 +2,9 @@ package solver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,106 +17,28 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver/geobudget"
 	"routeopt.io/routeopt/solver/geocode"
-	"routeopt.io/routeopt/solver/record"
+	"routeopt.io/routeopt/solver/store"
 )
 
-func TestEstimateGeocodeWait(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		n, waiting int
-		rate       float64
-		want       time.Duration
-	}{
-		{"nothing to ask", 0, 50, 1, 0},
-		{"one a second", 130, 0, 1, 130 * time.Second},
-		{"behind others", 10, 30, 1, 40 * time.Second},
-		{"faster server", 100, 20, 4, 30 * time.Second},
-		{"fractional rate", 3, 0, 0.5, 6 * time.Second},
-		{"unlimited (negative)", 500, 0, -1, 0},
-		{"unlimited (infinite)", 500, 0, math.Inf(1), 0},
-		{"negative backlog is none", 10, -5, 1, 10 * time.Second},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := EstimateGeocodeWait(tc.n, tc.waiting, tc.rate); got != tc.want {
-				t.Errorf("EstimateGeocodeWait(%d, %d, %g) = %s, want %s", tc.n, tc.waiting, tc.rate, got, tc.want)
-			}
-		})
-	}
-}
-
-func TestGeocodeBudgetAdmits(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		budget   *GeocodeBudget
-		waiting  int // admitted before, not asked yet
-		n        int
-		wantFail string // substring of the failure; "" admits
-		wantSlow bool
-	}{
-		{name: "fits", budget: &GeocodeBudget{Rate: 1, MaxWait: 30 * time.Minute}, n: 50},
-		{name: "slow but fits", budget: &GeocodeBudget{Rate: 1, MaxWait: 30 * time.Minute}, n: 120, wantSlow: true},
-		{name: "custom slow threshold", budget: &GeocodeBudget{Rate: 1, SlowAfter: 10 * time.Second}, n: 20, wantSlow: true},
-		{name: "too many", budget: &GeocodeBudget{Rate: 1, MaxWait: 30 * time.Minute}, n: 1801,
-			wantFail: "1801 address(es) need geocoding at 1 request(s)/s, about 30m1s with 0 already waiting; the limit is 30m0s"},
-		{name: "too many behind others", budget: &GeocodeBudget{Rate: 2, MaxWait: time.Minute}, waiting: 100, n: 30,
-			wantFail: "30 address(es) need geocoding at 2 request(s)/s, about 1m5s with 100 already waiting; the limit is 1m0s"},
-		{name: "no limit", budget: &GeocodeBudget{Rate: 1}, n: 5000, wantSlow: true},
-		{name: "unlimited rate", budget: &GeocodeBudget{Rate: -1, MaxWait: time.Second}, n: 500},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			b := tc.budget
-			if tc.waiting > 0 {
-				if _, err := b.admit(tc.waiting); err != nil {
-					t.Fatal(err)
-				}
-			}
-			ticket, err := b.admit(tc.n)
-			if tc.wantFail != "" {
-				var f *record.Failure
-				if !errors.As(err, &f) || f.Code != v1alpha1.ErrorGeocodingUnavailable || !strings.Contains(f.Message, tc.wantFail) || !strings.Contains(f.Message, "--nominatim-rate") {
-					t.Fatalf("admit = %v, want %s containing %q", err, v1alpha1.ErrorGeocodingUnavailable, tc.wantFail)
-				}
-				if got := b.Waiting(); got != tc.waiting {
-					t.Errorf("a refused solve left %d waiting, want %d", got, tc.waiting)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ticket.Slow != tc.wantSlow {
-				t.Errorf("slow = %v (%s), want %v", ticket.Slow, ticket.Message(), tc.wantSlow)
-			}
-			if got := b.Waiting(); got != tc.waiting+tc.n {
-				t.Errorf("waiting %d, want %d", got, tc.waiting+tc.n)
-			}
-		})
-	}
-}
-
-// TestGeocodeTicketCountsDown: each request the solve sends shrinks the
-// backlog others are estimated behind; Release returns the rest once.
-func TestGeocodeTicketCountsDown(t *testing.T) {
-	b := &GeocodeBudget{Rate: 1}
-	ticket, err := b.admit(3)
+// TestTicketCountsTheSolvesRequests: every request the solve's geocoder
+// sends counts its ticket down, so the budget's backlog shrinks with it.
+func TestTicketCountsTheSolvesRequests(t *testing.T) {
+	b := &geobudget.Budget{Rate: 1}
+	ticket, err := b.Admit(3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := ticket.Pipeline(&Pipeline{Geocoder: geocode.None{}})
+	p := (&Pipeline{Geocoder: geocode.None{}}).counting(ticket)
 	for range 2 {
 		_, _, _ = p.Geocoder.Geocode(context.Background(), geocode.Query{Address: "x"})
 	}
 	if got := b.Waiting(); got != 1 {
 		t.Errorf("after 2 of 3 requests %d waiting, want 1", got)
 	}
-	for range 2 { // more requests than admitted (retries) do not go below zero
-		_, _, _ = p.Geocoder.Geocode(context.Background(), geocode.Query{Address: "x"})
-	}
-	ticket.Release()
-	ticket.Release()
-	if got := b.Waiting(); got != 0 {
-		t.Errorf("after release %d waiting, want 0", got)
+	if q := (&Pipeline{}).counting(ticket); q.Geocoder != nil {
+		t.Errorf("a pipeline without a geocoder got %T", q.Geocoder)
 	}
 }
 
@@ -135,7 +56,10 @@ func TestAdmitGeocodingCountsNewAddresses(t *testing.T) {
 		return string(b)
 	}
 	ns := "tenant-a"
-	key := func(addr string) string { return cacheKeyHash(geocode.CacheKey(ns, geocode.Query{Address: addr})) }
+	key := func(addr string) string { // the ConfigMap key of an address's answer
+		sum := sha256.Sum256([]byte(geocode.CacheKey(ns, geocode.Query{Address: addr})))
+		return hex.EncodeToString(sum[:16])
+	}
 	order := func(id, addr string) v1alpha1.Order { return v1alpha1.Order{ID: id, Address: ptr.To(addr)} }
 	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Name: "opt", Namespace: ns}, Spec: v1alpha1.OptimizationSpec{
 		Depot: v1alpha1.Depot{Address: ptr.To("Depot 1")},
@@ -146,10 +70,10 @@ func TestAdmitGeocodingCountsNewAddresses(t *testing.T) {
 		},
 	}}
 	pendingRaw, _ := json.Marshal(map[string]geocode.Entry{key("Pending 1"): {Found: true, Stored: now}})
-	cache := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: GeocodeCacheConfigMap, Namespace: ns},
+	cache := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: store.GeocodeCacheConfigMap, Namespace: ns},
 		Data: map[string]string{key("Cached 1"): entry(time.Hour), key("Expired 1"): entry(40 * 24 * time.Hour)}}
 	own := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: opt.ResultConfigMapName(), Namespace: ns},
-		Data: map[string]string{PendingGeocodesKey: string(pendingRaw)}}
+		Data: map[string]string{store.PendingGeocodesKey: string(pendingRaw)}}
 	withCoords := opt.DeepCopy()
 	withCoords.Name = "coords"
 	withCoords.Spec.Depot = v1alpha1.Depot{Latitude: ptr.To(52.5), Longitude: ptr.To(13.4)}
@@ -169,7 +93,7 @@ func TestAdmitGeocodingCountsNewAddresses(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &Pipeline{Client: c, Geocoder: tc.geocoder}
-			b := &GeocodeBudget{Rate: 1}
+			b := &geobudget.Budget{Rate: 1}
 			ticket, err := p.AdmitGeocoding(ctx, client.ObjectKeyFromObject(tc.opt), b)
 			if err != nil {
 				t.Fatal(err)

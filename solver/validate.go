@@ -9,10 +9,6 @@ import (
 	"routeopt.io/routeopt/solver/record"
 )
 
-// maxReportedProblems bounds the problems one invalid_input message lists, so
-// a spec with 500 bad orders still gives a short, readable errorMessage.
-const maxReportedProblems = 5
-
 // ValidateSpec checks the cross-field rules of a spec that the CRD's schema
 // does not: the per-order and per-vehicle ones were CEL rules, dropped because
 // evaluating them for every list item dominated kube-apiserver's CPU per
@@ -83,7 +79,7 @@ type validation struct {
 
 func (v *validation) add(problem string) {
 	v.total++
-	if len(v.problems) < maxReportedProblems {
+	if len(v.problems) < record.MaxListedProblems {
 		v.problems = append(v.problems, problem)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/solver/record"
 )
 
 // validSpec is a spec every rule accepts; cases break one thing in it.
@@ -165,10 +166,10 @@ func TestValidateSpecBoundsTheMessage(t *testing.T) {
 	if f == nil {
 		t.Fatal("ValidateSpec accepted 500 orders without a location")
 	}
-	if got := strings.Count(f.Message, "needs an address"); got != maxReportedProblems {
-		t.Errorf("message lists %d problems, want %d: %s", got, maxReportedProblems, f.Message)
+	if got := strings.Count(f.Message, "needs an address"); got != record.MaxListedProblems {
+		t.Errorf("message lists %d problems, want %d: %s", got, record.MaxListedProblems, f.Message)
 	}
-	if want := fmt.Sprintf("(and %d more problem(s))", 500-maxReportedProblems); !strings.HasSuffix(f.Message, want) {
+	if want := fmt.Sprintf("(and %d more problem(s))", 500-record.MaxListedProblems); !strings.HasSuffix(f.Message, want) {
 		t.Errorf("message %q does not end with %q", f.Message, want)
 	}
 	if !strings.HasPrefix(f.Message, `order "o0": `) {

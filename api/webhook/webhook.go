@@ -1,34 +1,33 @@
-// Package webhook is the contract of event deliveries that the REST API
-// (registration) and the manager's notifier (delivery) share: which targets
-// may receive events, the event a receiver gets, its id and its signature
-// (docs/API.md, "Webhooks").
+// Package webhook is what the REST API (registration) and the manager's
+// notifier (delivery, controllers/notify) share about webhook events: the
+// event a receiver gets, the header its signature travels in, the signing
+// secret's form, and which targets may receive events (docs/API.md,
+// "Webhooks"). It sends nothing: the notifier signs and dials
+// (controllers/notify/delivery).
 //
 // A target must be public: https, a host whose every address is a public
-// unicast one. That is checked at registration and again at connect time,
-// on the address actually dialled, so a name that resolves elsewhere later
-// (DNS rebinding) still cannot reach inside the network. The address
-// classes come from the IANA special-purpose registries through
-// code.dny.dev/ssrf.
+// unicast one. Policy checks that at registration (CheckURL), and gives
+// the notifier's dialer the same rule to apply again at connect time, on
+// the address actually dialled (Allows, Addrs, Control), so a name that
+// resolves elsewhere later (DNS rebinding) still cannot reach inside the
+// network. The address classes come from the IANA special-purpose
+// registries through code.dny.dev/ssrf.
 package webhook
 
 import (
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
+	"syscall"
 
 	"code.dny.dev/ssrf"
 )
@@ -48,17 +47,6 @@ const SecretPrefix = "whsec_svc_"
 
 // MaxURLLength bounds a webhook URL, in characters (docs/API.md, "WebhookIn").
 const MaxURLLength = 500
-
-// Attempts and AttemptTimeout: each event is tried 3 times, quickly, and
-// a receiver has 5 s to answer each attempt with a 2xx.
-const (
-	Attempts       = 3
-	AttemptTimeout = 5 * time.Second
-)
-
-// Backoff is the wait before attempt i+1 (i from 1): the attempts start at
-// about 0 s, 1 s and 3 s.
-func Backoff(i int) time.Duration { return time.Duration(i) * time.Second }
 
 // Event is the JSON body a receiver gets: identifiers and links only.
 type Event struct {
@@ -83,26 +71,6 @@ type Links struct {
 	Result string `json:"result"`
 }
 
-// EventID is the id of the event that optimization uid reached status:
-// retried and repeated deliveries of one event keep it.
-func EventID(uid, status string) string {
-	sum := sha256.Sum256([]byte(uid + "/" + status))
-	return "evt_" + hex.EncodeToString(sum[:16])
-}
-
-// EventType is the type of the event for a terminal status, or "".
-func EventType(status string) string {
-	switch status {
-	case "completed":
-		return EventCompleted
-	case "failed":
-		return EventFailed
-	case "cancelled":
-		return EventCancelled
-	}
-	return ""
-}
-
 // NewSecret is a signing secret: SecretPrefix and 32 random bytes in hex.
 func NewSecret() (string, error) {
 	b := make([]byte, 32)
@@ -112,29 +80,18 @@ func NewSecret() (string, error) {
 	return SecretPrefix + hex.EncodeToString(b), nil
 }
 
-// Sign is the Service-Signature header value of body sent at t: the HMAC
-// key is the whole secret, prefix included.
-func Sign(secret string, t time.Time, body []byte) string {
-	ts := strconv.FormatInt(t.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte(ts))
-	mac.Write([]byte("."))
-	mac.Write(body)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
-}
-
 // Resolver finds the addresses of a host; *net.Resolver is one.
 type Resolver interface {
 	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
 }
 
-// Policy decides which targets may receive events and dials them.
+// Policy decides which targets may receive events.
 type Policy struct {
 	resolver Resolver
 	allowed  []string // canonical host:port
 	guard    *ssrf.Guardian
-	// RootCAs verify receivers' certificates; nil means the system's. Tests
-	// set it to trust their own receivers.
+	// RootCAs are the authorities a receiver's certificate must chain to;
+	// nil means the system's. Tests set it to trust their own receivers.
 	RootCAs *x509.CertPool
 }
 
@@ -156,8 +113,9 @@ func NewPolicy(allow []string, resolver Resolver) (*Policy, error) {
 	return p, nil
 }
 
-// allows reports whether host:port is an explicitly allowed target.
-func (p *Policy) allows(host, port string) bool {
+// Allows reports whether host:port is one of the explicitly allowed
+// targets (local development), which may be reached at any address.
+func (p *Policy) Allows(host, port string) bool {
 	return slices.Contains(p.allowed, net.JoinHostPort(strings.ToLower(host), port))
 }
 
@@ -188,7 +146,7 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) error {
 	if port == "" {
 		port = map[string]string{"https": "443", "http": "80"}[scheme]
 	}
-	if p.allows(host, port) && (scheme == "https" || scheme == "http") {
+	if p.Allows(host, port) && (scheme == "https" || scheme == "http") {
 		return nil
 	}
 	if scheme != "https" {
@@ -249,59 +207,24 @@ func looksNumeric(host string) bool {
 	return true
 }
 
-// dial connects to addr (host:port): an allowed target as it is, anything
-// else only to a public address, checked on the very address dialled.
-func (p *Policy) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	dialer := &net.Dialer{Timeout: AttemptTimeout}
-	if p.allows(host, port) {
-		return dialer.DialContext(ctx, network, addr)
-	}
-	dialer.Control = p.guard.Safe
-	var ips []netip.Addr
+// Addrs are the addresses a delivery to host may dial: host itself when
+// it is an IP address, its resolved addresses otherwise. A host that
+// spells an IP address in a non-standard form is refused with
+// ssrf.ErrProhibitedIP. Whether an address is public is left to Control,
+// on the socket.
+func (p *Policy) Addrs(ctx context.Context, host string) ([]netip.Addr, error) {
 	if ip, err := netip.ParseAddr(host); err == nil {
-		ips = []netip.Addr{ip}
-	} else if looksNumeric(host) {
+		return []netip.Addr{ip}, nil
+	}
+	if looksNumeric(host) {
 		return nil, fmt.Errorf("%w: host %q spells an IP address in a non-standard form", ssrf.ErrProhibitedIP, host)
-	} else if ips, err = p.resolver.LookupNetIP(ctx, "ip", host); err != nil {
-		return nil, err
 	}
-	var errs []error
-	for _, ip := range ips {
-		conn, err := dialer.DialContext(ctx, network, netip.AddrPortFrom(ip.Unmap(), mustPort(port)).String())
-		if err == nil {
-			return conn, nil
-		}
-		errs = append(errs, err)
-	}
-	if len(errs) == 0 {
-		return nil, fmt.Errorf("host %q has no address", host)
-	}
-	return nil, errors.Join(errs...)
+	return p.resolver.LookupNetIP(ctx, "ip", host)
 }
 
-func mustPort(s string) uint16 {
-	n, _ := strconv.ParseUint(s, 10, 16)
-	return uint16(n)
-}
-
-// Client sends deliveries: at most AttemptTimeout per attempt, redirects
-// never followed (the 3xx answer counts as a failed attempt), every
-// connection through the policy's dialer. Proxies from the environment are
-// not used: they would dial instead of the checked dialer.
-func (p *Policy) Client() *http.Client {
-	return &http.Client{
-		Timeout: AttemptTimeout,
-		Transport: &http.Transport{
-			DialContext:         p.dial,
-			TLSClientConfig:     &tls.Config{RootCAs: p.RootCAs, MinVersion: tls.VersionTLS12},
-			TLSHandshakeTimeout: AttemptTimeout,
-			MaxIdleConnsPerHost: 4,
-			IdleConnTimeout:     90 * time.Second,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+// Control is a net.Dialer Control function: it refuses, with
+// ssrf.ErrProhibitedIP, a connection to anything but a public unicast
+// address, checked on the very address being dialled.
+func (p *Policy) Control(network, address string, c syscall.RawConn) error {
+	return p.guard.Safe(network, address, c)
 }

@@ -18,6 +18,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
+	"routeopt.io/routeopt/controllers/notify/delivery"
 )
 
 // UserAgent identifies deliveries to receivers.
@@ -42,7 +43,7 @@ func (d *Dispatcher) send(ctx context.Context, j *job) (*outcome, time.Duration,
 		return nil, 0, nil
 	}
 	j.finishedAt = opt.Status.FinishedAt.Time
-	j.eventID = webhook.EventID(string(opt.UID), string(opt.Status.State))
+	j.eventID = EventID(string(opt.UID), string(opt.Status.State))
 
 	ep := &v1alpha1.WebhookEndpoint{}
 	if err := d.client.Get(ctx, types.NamespacedName{Namespace: opt.Namespace, Name: j.endpointName}, ep); err != nil {
@@ -173,15 +174,15 @@ func (d *Dispatcher) signingSecret(ctx context.Context, ep *v1alpha1.WebhookEndp
 	return secret, "", nil
 }
 
-// deliver makes up to webhook.Attempts attempts, webhook.Backoff apart,
+// deliver makes up to delivery.Attempts attempts, delivery.Backoff apart,
 // and returns how they ended; nil when ctx ended before an answer (the
 // manager stops, or the endpoint is being deleted): nothing is recorded
 // then, and the next leader sends the event again.
 func (d *Dispatcher) deliver(ctx context.Context, target, secret string, body []byte) *outcome {
 	o := &outcome{result: v1alpha1.WebhookFailed}
-	for i := 1; i <= webhook.Attempts; i++ {
+	for i := 1; i <= delivery.Attempts; i++ {
 		if i > 1 {
-			t := time.NewTimer(webhook.Backoff(i - 1))
+			t := time.NewTimer(delivery.Backoff(i - 1))
 			select {
 			case <-ctx.Done():
 				t.Stop()
@@ -207,11 +208,11 @@ func (d *Dispatcher) deliver(ctx context.Context, target, secret string, body []
 	return o
 }
 
-// attempt POSTs body once, signed now, within webhook.AttemptTimeout. It
+// attempt POSTs body once, signed now, within delivery.AttemptTimeout. It
 // returns the HTTP status (0 when none came) and, unless it is a 2xx, why
-// the attempt failed. Redirects are not followed (the policy's client).
+// the attempt failed. Redirects are not followed (delivery.Client).
 func (d *Dispatcher) attempt(ctx context.Context, target, secret string, body []byte) (int, string) {
-	ctx, cancel := context.WithTimeout(ctx, webhook.AttemptTimeout)
+	ctx, cancel := context.WithTimeout(ctx, delivery.AttemptTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
@@ -219,7 +220,7 @@ func (d *Dispatcher) attempt(ctx context.Context, target, secret string, body []
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", UserAgent)
-	req.Header.Set(webhook.SignatureHeader, webhook.Sign(secret, d.clock.Now(), body))
+	req.Header.Set(webhook.SignatureHeader, delivery.Sign(secret, d.clock.Now(), body))
 	resp, err := d.http.Do(req)
 	if err != nil {
 		return 0, describe(err)
@@ -241,7 +242,7 @@ func (d *Dispatcher) attempt(ctx context.Context, target, secret string, body []
 func describe(err error) string {
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return fmt.Sprintf("no answer within %s", webhook.AttemptTimeout)
+		return fmt.Sprintf("no answer within %s", delivery.AttemptTimeout)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

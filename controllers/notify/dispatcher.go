@@ -13,6 +13,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
+	"routeopt.io/routeopt/controllers/notify/delivery"
 )
 
 // DefaultWorkersPerEndpoint bounds the deliveries in flight to one
@@ -21,7 +22,7 @@ import (
 // only after 20 such events: with one worker that takes six minutes during
 // which every other event for it waits; with four, a minute and a half.
 // Four is also what the delivery client keeps as idle connections per host
-// (webhook.Policy.Client), so a healthy receiver is served over reused
+// (delivery.Client), so a healthy receiver is served over reused
 // connections, and at most four requests at once is a load that any
 // receiver of a hosted API's webhooks takes. More would not speed up a
 // healthy receiver much: each delivery also makes a few API calls, which
@@ -45,7 +46,8 @@ const (
 
 // Options configure the notifier.
 type Options struct {
-	// Policy dials receivers (SSRF guard, allowed local targets, trusted roots).
+	// Policy is which receivers deliveries may reach (SSRF guard, allowed
+	// local targets, trusted roots); delivery.Client dials under it.
 	Policy *webhook.Policy
 	// PublicURL is the base of the links in events.
 	PublicURL string
@@ -120,7 +122,7 @@ type Dispatcher struct {
 // around the cache with apiReader.
 func NewDispatcher(c client.Client, apiReader client.Reader, log logr.Logger, o Options) *Dispatcher {
 	d := &Dispatcher{
-		client: c, apiReader: apiReader, opts: o, http: o.Policy.Client(), clock: o.Clock,
+		client: c, apiReader: apiReader, opts: o, http: delivery.Client(o.Policy), clock: o.Clock,
 		workers: o.WorkersPerEndpoint, log: log,
 		queues: map[types.UID]*endpointQueue{}, inflight: map[pair]struct{}{},
 		batches: map[types.UID]*batch{}, states: map[types.UID]*endpointState{},

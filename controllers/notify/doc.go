@@ -14,5 +14,7 @@
 // Deliveries run outside the reconcile loop, in a Dispatcher that keeps a
 // queue and a few workers per endpoint, so a receiver that is slow or never
 // answers holds only its own workers: other endpoints and other
-// reconciles go on at full speed.
+// reconciles go on at full speed. Package delivery signs each attempt and
+// sends it over a client that reaches only the targets the webhook policy
+// (api/webhook) allows.
 package notify

@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"time"
@@ -56,6 +58,27 @@ func deliveryOf(opt *v1alpha1.Optimization, uid types.UID) *v1alpha1.WebhookDeli
 	return nil
 }
 
+// EventID is the id of the event that optimization uid reached status:
+// retried and repeated deliveries of one event keep it, and receivers
+// de-duplicate on it.
+func EventID(uid, status string) string {
+	sum := sha256.Sum256([]byte(uid + "/" + status))
+	return "evt_" + hex.EncodeToString(sum[:16])
+}
+
+// EventType is the type of the event for a terminal status, or "".
+func EventType(status string) string {
+	switch status {
+	case "completed":
+		return webhook.EventCompleted
+	case "failed":
+		return webhook.EventFailed
+	case "cancelled":
+		return webhook.EventCancelled
+	}
+	return ""
+}
+
 // NewEvent is the event of opt's terminal state: identifiers and links
 // only, created at status.finishedAt so that every attempt and every
 // repeat carries the same body. Links are absolute under publicURL (the
@@ -64,8 +87,8 @@ func NewEvent(opt *v1alpha1.Optimization, publicURL string) webhook.Event {
 	status := string(opt.Status.State)
 	self := strings.TrimRight(publicURL, "/") + "/v1/optimizations/" + opt.Name
 	ev := webhook.Event{
-		ID:   webhook.EventID(string(opt.UID), status),
-		Type: webhook.EventType(status),
+		ID:   EventID(string(opt.UID), status),
+		Type: EventType(status),
 		Data: webhook.EventData{
 			OptimizationID: opt.Name,
 			Status:         status,

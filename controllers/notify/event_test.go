@@ -2,6 +2,7 @@ package notify
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -117,7 +118,7 @@ func TestEventBody(t *testing.T) {
 	}{
 		"completed": {
 			opt: terminalOpt(v1alpha1.StateCompleted),
-			want: `{"id":"` + webhook.EventID("opt-uid", "completed") + `","type":"optimization.completed","created":"2026-03-04T10:00:00Z",` +
+			want: `{"id":"` + EventID("opt-uid", "completed") + `","type":"optimization.completed","created":"2026-03-04T10:00:00Z",` +
 				`"data":{"optimization_id":"6f1c1a52-2a7e-4f3e-9d0e-5c0f3f1f6a01","status":"completed","error_code":null,"error_message":null,` +
 				`"links":{"self":"` + self + `","result":"` + self + `/result"}}}`,
 		},
@@ -127,7 +128,7 @@ func TestEventBody(t *testing.T) {
 				o.Status.ErrorCode, o.Status.ErrorMessage = v1alpha1.ErrorDeadlineExceeded, "the solve ran past its deadline"
 				return o
 			}(),
-			want: `{"id":"` + webhook.EventID("opt-uid", "failed") + `","type":"optimization.failed","created":"2026-03-04T10:00:00Z",` +
+			want: `{"id":"` + EventID("opt-uid", "failed") + `","type":"optimization.failed","created":"2026-03-04T10:00:00Z",` +
 				`"data":{"optimization_id":"6f1c1a52-2a7e-4f3e-9d0e-5c0f3f1f6a01","status":"failed","error_code":"deadline_exceeded","error_message":"the solve ran past its deadline",` +
 				`"links":{"self":"` + self + `","result":"` + self + `/result"}}}`,
 		},
@@ -137,7 +138,7 @@ func TestEventBody(t *testing.T) {
 				o.Status.ErrorCode = "stale"
 				return o
 			}(),
-			want: `{"id":"` + webhook.EventID("opt-uid", "cancelled") + `","type":"optimization.cancelled","created":"2026-03-04T10:00:00Z",` +
+			want: `{"id":"` + EventID("opt-uid", "cancelled") + `","type":"optimization.cancelled","created":"2026-03-04T10:00:00Z",` +
 				`"data":{"optimization_id":"6f1c1a52-2a7e-4f3e-9d0e-5c0f3f1f6a01","status":"cancelled","error_code":null,"error_message":null,` +
 				`"links":{"self":"` + self + `","result":"` + self + `/result"}}}`,
 		},
@@ -244,5 +245,31 @@ func TestClip(t *testing.T) {
 	}
 	if got := clip("hello", 10); got != "hello" {
 		t.Errorf("clip changed a short string: %q", got)
+	}
+}
+
+func TestEventID(t *testing.T) {
+	const uid = "c0ffee00-0000-4000-8000-000000000001"
+	id := EventID(uid, "completed")
+	// evt_ and the first 16 bytes of sha256("<uid>/completed") in hex.
+	if id != "evt_865597a97bc0a037d0cca7c4f6ff087a" {
+		t.Errorf("EventID = %q", id)
+	}
+	if EventID(uid, "completed") != id {
+		t.Error("EventID is not stable")
+	}
+	if EventID(uid, "failed") == id || EventID("c0ffee00-0000-4000-8000-000000000002", "completed") == id {
+		t.Error("different events share an id")
+	}
+	if !regexp.MustCompile(`^evt_[0-9a-f]{32}$`).MatchString(id) {
+		t.Errorf("EventID %q is not evt_ and 32 hex digits", id)
+	}
+}
+
+func TestEventType(t *testing.T) {
+	for status, want := range map[string]string{"completed": webhook.EventCompleted, "failed": webhook.EventFailed, "cancelled": webhook.EventCancelled, "running": "", "queued": ""} {
+		if got := EventType(status); got != want {
+			t.Errorf("EventType(%q) = %q, want %q", status, got, want)
+		}
 	}
 }

@@ -21,6 +21,10 @@ type Failure struct {
 
 func (f *Failure) Error() string { return f.Code + ": " + f.Message }
 
+// MaxListedProblems bounds the problems one invalid_input message lists,
+// so a spec with 500 bad orders still gives a short, readable errorMessage.
+const MaxListedProblems = 5
+
 // Failf builds a Failure with a formatted message.
 func Failf(code, format string, args ...any) *Failure {
 	return &Failure{Code: code, Message: fmt.Sprintf(format, args...)}

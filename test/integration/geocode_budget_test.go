@@ -133,7 +133,7 @@ func TestGeocodeBudget(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := nominatim.count()
-			if err := p.Run(context.Background(), client.ObjectKeyFromObject(opt)); err != nil {
+			if err := p.Run(context.Background(), client.ObjectKeyFromObject(opt), nil); err != nil {
 				t.Fatalf("the job's solve failed: %v", err)
 			}
 			if sent := nominatim.count() - before; sent != 0 {

@@ -21,6 +21,7 @@ import (
 	"routeopt.io/routeopt/solver"
 	"routeopt.io/routeopt/solver/geocode"
 	"routeopt.io/routeopt/solver/record"
+	"routeopt.io/routeopt/solver/store"
 )
 
 // TestGeocodingResumesFromItsAnswers: a solve interrupted after K answers
@@ -59,7 +60,7 @@ func TestGeocodingResumesFromItsAnswers(t *testing.T) {
 			p := &solver.Pipeline{Client: k8sClient, Geocoder: nominatim}
 			key := client.ObjectKeyFromObject(opt)
 
-			err := p.Run(runCtx, key)
+			err := p.Run(runCtx, key, nil)
 			var f *record.Failure
 			switch mode {
 			case "geocoder fails":
@@ -77,7 +78,7 @@ func TestGeocodingResumesFromItsAnswers(t *testing.T) {
 
 			first := requests.Load()
 			limit.Store(1 << 30)
-			if err := p.Run(ctx, key); err != nil {
+			if err := p.Run(ctx, key, nil); err != nil {
 				t.Fatalf("retried run: %v", err)
 			}
 			if asked := requests.Load() - first; asked != orders-answered {
@@ -93,11 +94,11 @@ func TestGeocodingResumesFromItsAnswers(t *testing.T) {
 			if got := pending(t, opt); got != orders {
 				t.Fatalf("after the result was stored the solve's ConfigMap holds %d answers, want %d", got, orders)
 			}
-			if err := solver.MergeGeocodeCache(ctx, k8sClient, opt, 0, metav1.Now().Time); err != nil {
+			if err := store.MergeGeocodeCache(ctx, k8sClient, opt, 0, metav1.Now().Time); err != nil {
 				t.Fatal(err)
 			}
 			cache := &corev1.ConfigMap{}
-			if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: solver.GeocodeCacheConfigMap}, cache); err != nil {
+			if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: store.GeocodeCacheConfigMap}, cache); err != nil {
 				t.Fatal(err)
 			}
 			if len(cache.Data) != orders {
@@ -145,7 +146,7 @@ func createAddressSolve(t *testing.T, prefix string, orders []v1alpha1.Order) *v
 	if err := k8sClient.Create(ctx, opt); err != nil {
 		t.Fatal(err)
 	}
-	if err := solver.EnsureResultConfigMap(ctx, k8sClient, opt); err != nil {
+	if err := store.EnsureResultConfigMap(ctx, k8sClient, opt); err != nil {
 		t.Fatal(err)
 	}
 	return opt
@@ -158,13 +159,13 @@ func pending(t *testing.T, opt *v1alpha1.Optimization) int {
 	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: opt.Namespace, Name: opt.ResultConfigMapName()}, cm); err != nil {
 		t.Fatal(err)
 	}
-	raw, ok := cm.Data[solver.PendingGeocodesKey]
+	raw, ok := cm.Data[store.PendingGeocodesKey]
 	if !ok {
 		return 0
 	}
 	var answers map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(raw), &answers); err != nil {
-		t.Fatalf("%s: %v", solver.PendingGeocodesKey, err)
+		t.Fatalf("%s: %v", store.PendingGeocodesKey, err)
 	}
 	return len(answers)
 }
@@ -192,11 +193,11 @@ func TestGeocodingRefusalReachesTheJob(t *testing.T) {
 	})
 	key := client.ObjectKeyFromObject(opt)
 	manager := &solver.Pipeline{Client: k8sClient, Geocoder: nominatim}
-	if err := manager.Geocode(ctx, key); err != nil {
+	if err := manager.Geocode(ctx, key, nil); err != nil {
 		t.Fatalf("the manager's geocoding: %v", err)
 	}
 	job := &solver.Pipeline{Client: k8sClient, Geocoder: geocode.Prefetched{}}
-	if err := job.Run(ctx, key); err != nil {
+	if err := job.Run(ctx, key, nil); err != nil {
 		t.Fatalf("the Job's solve: %v", err)
 	}
 	cm := &corev1.ConfigMap{}

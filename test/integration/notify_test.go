@@ -38,6 +38,7 @@ import (
 	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/cmd/routeopt/app"
 	"routeopt.io/routeopt/controllers/notify"
+	"routeopt.io/routeopt/controllers/notify/delivery"
 )
 
 // notifyPublicURL is the base of the links in the tests' events.
@@ -373,7 +374,7 @@ func wantEvent(opt *v1alpha1.Optimization) map[string]any {
 		data["error_code"], data["error_message"] = opt.Status.ErrorCode, opt.Status.ErrorMessage
 	}
 	return map[string]any{
-		"id":      webhook.EventID(string(opt.UID), string(opt.Status.State)),
+		"id":      notify.EventID(string(opt.UID), string(opt.Status.State)),
 		"type":    "optimization." + string(opt.Status.State),
 		"created": opt.Status.FinishedAt.UTC().Format(time.RFC3339),
 		"data":    data,
@@ -419,7 +420,7 @@ func TestNotifyCompletedEvent(t *testing.T) {
 	if err := stripewebhook.ValidatePayloadWithTolerance(tampered, header, secret, 300*time.Second); err == nil {
 		t.Error("Stripe's verifier accepts a changed body")
 	}
-	stale := webhook.Sign(secret, time.Now().Add(-301*time.Second), h.body)
+	stale := delivery.Sign(secret, time.Now().Add(-301*time.Second), h.body)
 	if err := stripewebhook.ValidatePayloadWithTolerance(h.body, stale, secret, 300*time.Second); !errors.Is(err, stripewebhook.ErrTooOld) {
 		t.Errorf("Stripe's verifier on a signature 301 s old: %v, want %v", err, stripewebhook.ErrTooOld)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/cmd/routeopt/app"
-	"routeopt.io/routeopt/solver"
+	"routeopt.io/routeopt/solver/store"
 )
 
 // startWithProviders starts a system whose solves use the fake Nominatim and OSRM.
@@ -123,7 +123,7 @@ func TestGeocodingAndRoadMatrix(t *testing.T) {
 
 	// The tenant's cache answers the same addresses next time.
 	cm := &corev1.ConfigMap{}
-	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: s.namespace, Name: solver.GeocodeCacheConfigMap}, cm); err != nil {
+	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: s.namespace, Name: store.GeocodeCacheConfigMap}, cm); err != nil {
 		t.Fatalf("no geocoding cache: %v", err)
 	}
 	if len(cm.Data) != 9 { // depot, 6 streets, approx and the not-found one
@@ -135,7 +135,7 @@ func TestGeocodingAndRoadMatrix(t *testing.T) {
 	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: s.namespace, Name: opt.ResultConfigMapName()}, own); err != nil {
 		t.Fatal(err)
 	}
-	if _, left := own.Data[solver.PendingGeocodesKey]; left {
+	if _, left := own.Data[store.PendingGeocodesKey]; left {
 		t.Errorf("the merged answers are still in %s", own.Name)
 	}
 	asked := nominatim.requests.Load()

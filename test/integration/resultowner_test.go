@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
-	"routeopt.io/routeopt/solver"
+	"routeopt.io/routeopt/solver/store"
 )
 
 // TestResultConfigMapTakenOver: a solve may create ConfigMaps in its
@@ -44,7 +44,7 @@ func TestResultConfigMapTakenOver(t *testing.T) {
 	if err := k8sClient.Create(ctx, opt); err != nil {
 		t.Fatal(err)
 	}
-	if err := solver.EnsureResultConfigMap(ctx, k8sClient, opt); err != nil {
+	if err := store.EnsureResultConfigMap(ctx, k8sClient, opt); err != nil {
 		t.Fatal(err)
 	}
 	got := &corev1.ConfigMap{}
@@ -63,7 +63,7 @@ func TestResultConfigMapTakenOver(t *testing.T) {
 	if err := k8sClient.Update(ctx, got); err != nil {
 		t.Fatal(err)
 	}
-	if err := solver.EnsureResultConfigMap(ctx, k8sClient, opt); err != nil {
+	if err := store.EnsureResultConfigMap(ctx, k8sClient, opt); err != nil {
 		t.Fatal(err)
 	}
 	if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(planted), got); err != nil {

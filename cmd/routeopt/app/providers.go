@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/solver"
+	"routeopt.io/routeopt/solver/geobudget"
 	"routeopt.io/routeopt/solver/geocode"
 	"routeopt.io/routeopt/solver/matrix"
 )
@@ -94,12 +95,12 @@ func (o *ProviderOptions) addBudgetFlags(f *pflag.FlagSet) {
 func (o *ProviderOptions) geocodes() bool { return o.geocoder == "nominatim" }
 
 // budget is the installation's one geocoding rate, for the manager.
-func (o *ProviderOptions) budget() *solver.GeocodeBudget {
+func (o *ProviderOptions) budget() *geobudget.Budget {
 	r := o.nominatimRate
 	if r == 0 {
 		r = geocode.DefaultNominatimRate
 	}
-	return &solver.GeocodeBudget{Rate: r, MaxWait: o.geocodeMaxWait}
+	return &geobudget.Budget{Rate: r, MaxWait: o.geocodeMaxWait}
 }
 
 // pipeline builds the solve pipeline's providers from the options.

@@ -39,7 +39,8 @@ func newSolveCommand() *cobra.Command {
 			if err := providers.pipeline(p); err != nil {
 				return err
 			}
-			err = p.Run(ctx, types.NamespacedName{Namespace: namespace, Name: name})
+			// A Job asks no geocoder (the manager geocoded): no ticket to count.
+			err = p.Run(ctx, types.NamespacedName{Namespace: namespace, Name: name}, nil)
 			if err != nil {
 				f := record.AsFailure(err)
 				record.WriteTerminationMessage(terminationLog, f)

@@ -95,7 +95,7 @@ type RunnerOptions struct {
 	// through it).
 	WebhookPolicy *webhook.Policy
 	// InputWait is how long in-process solves wait for an input ConfigMap
-	// that is not written yet; 0 means solver.DefaultInputWait.
+	// that is not written yet; 0 means store.DefaultInputWait.
 	InputWait time.Duration
 }
 
@@ -124,6 +124,9 @@ func (o *RunnerOptions) validate() error {
 	}
 	return nil
 }
+
+// The runners reach the solve pipeline through controllers.Solver.
+var _ controllers.Solver = (*solver.Pipeline)(nil)
 
 // AddControllers registers the reconcilers on mgr. The returned wait blocks
 // until in-process solves have stopped after ctx ends.

@@ -1,4 +1,4 @@
-package solver
+package store
 
 import (
 	"context"
@@ -44,13 +44,13 @@ const PendingGeocodesKey = "geocoded.json"
 // the answers are merged.
 const PendingRefusalsKey = "geocode-refused.json"
 
-// configMapStore is a geocode.Store over the tenant's cache ConfigMap, read
+// GeocodeCache is a geocode.Store over the tenant's cache ConfigMap, read
 // once at the start of the geocoding stage, and the solve's own pending
 // answers, which an earlier attempt of the same solve (a retried pod) may
-// have left. New answers are written with save into the solve's own
+// have left. New answers are written (KeepSaving) into the solve's own
 // ConfigMap. Keys are hashed, since addresses are neither valid ConfigMap
-// keys nor worth showing in plain text.
-type configMapStore struct {
+// keys nor worth showing in plain text. It is safe for concurrent use.
+type GeocodeCache struct {
 	c   client.Client
 	opt *v1alpha1.Optimization
 
@@ -83,10 +83,10 @@ func cacheKeyHash(key string) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-// loadGeocodeCache reads the tenant's cache and opt's pending answers; a
+// LoadGeocodeCache reads the tenant's cache and opt's pending answers; a
 // missing ConfigMap is empty.
-func loadGeocodeCache(ctx context.Context, c client.Client, opt *v1alpha1.Optimization) (*configMapStore, error) {
-	s := &configMapStore{c: c, opt: opt, entries: map[string]geocode.Entry{}, added: map[string]geocode.Entry{}, refused: map[string]string{}, kick: make(chan struct{}, 1)}
+func LoadGeocodeCache(ctx context.Context, c client.Client, opt *v1alpha1.Optimization) (*GeocodeCache, error) {
+	s := &GeocodeCache{c: c, opt: opt, entries: map[string]geocode.Entry{}, added: map[string]geocode.Entry{}, refused: map[string]string{}, kick: make(chan struct{}, 1)}
 	cache, err := getConfigMap(ctx, c, opt.Namespace, GeocodeCacheConfigMap)
 	if err != nil {
 		return nil, fmt.Errorf("unable to read the geocoding cache: %w", err)
@@ -131,7 +131,7 @@ func pendingGeocodes(cm *corev1.ConfigMap) map[string]geocode.Entry {
 }
 
 // Get implements geocode.Store.
-func (s *configMapStore) Get(_ context.Context, key string) (geocode.Entry, bool, error) {
+func (s *GeocodeCache) Get(_ context.Context, key string) (geocode.Entry, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.entries[cacheKeyHash(key)]
@@ -139,7 +139,7 @@ func (s *configMapStore) Get(_ context.Context, key string) (geocode.Entry, bool
 }
 
 // Put implements geocode.Store; the entry is written by save.
-func (s *configMapStore) Put(_ context.Context, key string, e geocode.Entry) error {
+func (s *GeocodeCache) Put(_ context.Context, key string, e geocode.Entry) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	h := cacheKeyHash(key)
@@ -155,17 +155,18 @@ func (s *configMapStore) Put(_ context.Context, key string, e geocode.Entry) err
 	return nil
 }
 
-// refuse records that the geocoder refused key's query with message; it is
+// Refuse records that the geocoder refused key's query with message; it is
 // written with the answers.
-func (s *configMapStore) refuse(key, message string) {
+func (s *GeocodeCache) Refuse(key, message string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.refused[cacheKeyHash(key)] = message
 	s.dirty++
 }
 
-// refusal is the message the geocoder refused key's query with, if it did.
-func (s *configMapStore) refusal(key string) (string, bool) {
+// Refusal is the message the geocoder refused key's query with, if it did
+// (in this attempt of the solve or an earlier one).
+func (s *GeocodeCache) Refusal(key string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.refused[cacheKeyHash(key)]
@@ -175,7 +176,7 @@ func (s *configMapStore) refusal(key string) (string, bool) {
 // save writes the solve's answers and refusals into its own ConfigMap when
 // some are not written yet. Calls must not overlap (keepSaving serializes
 // them).
-func (s *configMapStore) save(ctx context.Context) error {
+func (s *GeocodeCache) save(ctx context.Context) error {
 	s.mu.Lock()
 	n := s.dirty
 	raw, err := json.Marshal(s.added)
@@ -199,6 +200,12 @@ func (s *configMapStore) save(ctx context.Context) error {
 	return nil
 }
 
+// KeepSaving writes the answers as they come, every geocodeSaveEvery
+// answers or geocodeSaveInterval, until stop is called (see keepSaving).
+func (s *GeocodeCache) KeepSaving(ctx context.Context) (stop func()) {
+	return s.keepSaving(ctx, geocodeSaveEvery, geocodeSaveInterval)
+}
+
 // keepSaving writes the answers as they come, every `every` answers or
 // `interval`, until stop is called; stop makes the last write, even when
 // ctx has ended. A failed write is logged and retried with the next one:
@@ -206,7 +213,7 @@ func (s *configMapStore) save(ctx context.Context) error {
 // (bounded by geocodeFinalSaveTimeout) even when ctx ends meanwhile: a
 // write cancelled on the client side can still reach the API server after
 // the last one and put back fewer answers.
-func (s *configMapStore) keepSaving(ctx context.Context, every int, interval time.Duration) (stop func()) {
+func (s *GeocodeCache) keepSaving(ctx context.Context, every int, interval time.Duration) (stop func()) {
 	s.mu.Lock()
 	s.every = every
 	s.mu.Unlock()

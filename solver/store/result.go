@@ -1,4 +1,4 @@
-package solver
+package store
 
 import (
 	"context"
@@ -80,13 +80,13 @@ func patchResultConfigMap(ctx context.Context, c client.Client, opt *v1alpha1.Op
 	return c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, raw))
 }
 
-// storeResult writes r in its stored form (v1alpha1.ResultManifest): the
+// StoreResult writes r in its stored form (v1alpha1.ResultManifest): the
 // parts it needs first, the result ConfigMap with the manifest last, so a
 // reader sees one attempt whole or the previous one. A retried solve
 // overwrites. Road geometry too large for MaxResultParts is replaced by
 // straight legs through the stops, with a warning, rather than failing.
 // API errors stay retryable.
-func storeResult(ctx context.Context, c client.Client, opt *v1alpha1.Optimization, r *v1alpha1.Result) error {
+func StoreResult(ctx context.Context, c client.Client, opt *v1alpha1.Optimization, r *v1alpha1.Result) error {
 	own, err := getConfigMap(ctx, c, opt.Namespace, opt.ResultConfigMapName())
 	if err != nil {
 		return fmt.Errorf("unable to read the result ConfigMap: %w", err)

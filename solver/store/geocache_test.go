@@ -1,4 +1,4 @@
-package solver
+package store
 
 import (
 	"context"
@@ -91,7 +91,7 @@ func TestGeocodeAnswersGoThroughTheSolvesConfigMap(t *testing.T) {
 	now := time.Now()
 	found := geocode.Entry{Result: geocode.Result{Lat: 52.5, Lon: 13.4}, Found: true, Stored: now}
 
-	first, err := loadGeocodeCache(ctx, c, opt)
+	first, err := LoadGeocodeCache(ctx, c, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestGeocodeAnswersGoThroughTheSolvesConfigMap(t *testing.T) {
 	if err := first.save(ctx); err != nil {
 		t.Fatal(err)
 	}
-	retried, err := loadGeocodeCache(ctx, c, opt)
+	retried, err := LoadGeocodeCache(ctx, c, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,13 +141,13 @@ func TestGeocodeAnswersAreWrittenAsTheyCome(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	store, err := loadGeocodeCache(ctx, c, opt)
+	cache, err := LoadGeocodeCache(ctx, c, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop := store.keepSaving(ctx, 5, time.Hour)
+	stop := cache.keepSaving(ctx, 5, time.Hour)
 	for i := range 7 {
-		_ = store.Put(ctx, fmt.Sprintf("street %d", i), geocode.Entry{Found: true, Stored: time.Now()})
+		_ = cache.Put(ctx, fmt.Sprintf("street %d", i), geocode.Entry{Found: true, Stored: time.Now()})
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for written() < 5 {
@@ -161,7 +161,7 @@ func TestGeocodeAnswersAreWrittenAsTheyCome(t *testing.T) {
 	if n := written(); n != 7 {
 		t.Fatalf("%d answers written after stop, want 7", n)
 	}
-	retried, err := loadGeocodeCache(context.Background(), c, opt)
+	retried, err := LoadGeocodeCache(context.Background(), c, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,22 +177,22 @@ func TestGeocodeRefusalsGoThroughTheSolvesConfigMap(t *testing.T) {
 	ctx := context.Background()
 	c, opt, own := newSolveConfigMap()
 
-	first, err := loadGeocodeCache(ctx, c, opt)
+	first, err := LoadGeocodeCache(ctx, c, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	first.refuse("bad query", "nominatim: HTTP 400: Nothing to search for.")
+	first.Refuse("bad query", "nominatim: HTTP 400: Nothing to search for.")
 	if err := first.save(ctx); err != nil {
 		t.Fatal(err)
 	}
-	job, err := loadGeocodeCache(ctx, c, opt)
+	job, err := LoadGeocodeCache(ctx, c, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, ok := job.refusal("bad query"); !ok || m != "nominatim: HTTP 400: Nothing to search for." {
+	if m, ok := job.Refusal("bad query"); !ok || m != "nominatim: HTTP 400: Nothing to search for." {
 		t.Fatalf("refusal %q %v, want the geocoder's message", m, ok)
 	}
-	if _, ok := job.refusal("other query"); ok {
+	if _, ok := job.Refusal("other query"); ok {
 		t.Fatal("a query never refused has a refusal")
 	}
 	if err := MergeGeocodeCache(ctx, c, opt, 0, time.Now()); err != nil {
