@@ -1,7 +1,6 @@
 package vrp
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"time"
@@ -113,25 +112,6 @@ const (
 	hgsEAXMaxOrders = 200
 )
 
-// individual is one plan of the population.
-type individual struct {
-	seqs       [][]int // per vehicle, in driving order
-	routeOf    []int32 // per order: vehicle, -1 when not planned
-	succ, pred []int32 // per order: next and previous location (0 = depot)
-	objective  float64 // cost without penalties (fixed costs included)
-	tw         int     // total time warp
-	excess     float64 // total load above capacity
-	feasible   bool
-	pc         float64     // penalised cost at the current penalties
-	prox       []proximity // the other members of its subpopulation, closest first
-	fit        float64     // biased fitness, lower is better
-}
-
-type proximity struct {
-	d float64
-	o *individual
-}
-
 // hgs is one genetic search (one per thread).
 type hgs struct {
 	s           *solver
@@ -164,12 +144,6 @@ type hgs struct {
 	ex      eaxScratch
 }
 
-// ranked is a member's diversity with its cost rank, for fitness.
-type ranked struct {
-	div float64
-	i   int
-}
-
 // newHGS starts a genetic search whose best plan is st (a feasible plan
 // that serves every assignable order, polished by the local search).
 func (s *solver) newHGS(st *state) *hgs {
@@ -187,37 +161,6 @@ func (s *solver) newHGS(st *state) *hgs {
 	s.twPen, s.loadPen = s.initialPenalties()
 	h.add(h.capture(st))
 	return h
-}
-
-// initialPenalties prices one second of time warp at hgsInitialTimeWarp
-// times the average cost per second of the neighbour edges, and one unit
-// of excess load like the longest depot round trip per unit of the largest
-// demand (as HGS does).
-func (s *solver) initialPenalties() (tw, load float64) {
-	cost, dur := 0.0, 0.0
-	for u, nb := range s.nb {
-		for _, w := range nb {
-			cost += float64(s.arc(u+1, w+1))
-			dur += float64(s.travel(u+1, w+1))
-		}
-	}
-	tw = hgsInitialTimeWarp
-	if s.ab.LowTimeWarpPenalty {
-		tw = 1
-	}
-	if cost > 0 && dur > 0 {
-		tw *= cost / dur
-	}
-	maxLeg, maxDemand := 1.0, 0.0
-	for u := range s.n {
-		maxLeg = max(maxLeg, float64(s.depotCost[u]))
-		maxDemand = max(maxDemand, s.demand[u])
-	}
-	load = 1
-	if maxDemand > 0 {
-		load = maxLeg / maxDemand
-	}
-	return tw, load
 }
 
 // epoch is how many iterations parallel searches run between exchanges.
@@ -321,67 +264,6 @@ func (h *hgs) granular() int {
 	return h.granStart + int(frac*frac*float64(neighbourCount-h.granStart))
 }
 
-// classify sets s.longRoutes, s.longBudget and s.edgeAssembly once per
-// solve, before the neighbour lists are built: they decide how the
-// neighbours are ranked (byWindows), which search runs (newSearch, through
-// hasGeneticBudget), how wide the genetic search starts (wideFromStart),
-// whether its local search runs RELOCATE* and SWAP* (intensify, read at
-// every local search) and whether it uses EAX (useEAX).
-func (s *solver) classify() {
-	s.longRoutes, s.longBudget = s.hasLongRoutes(), s.hasLongBudget()
-	s.edgeAssembly = s.useEAX()
-}
-
-// geneticExpected reports whether the genetic search is the engine for
-// this problem and time limit: it is not turned off, there are two orders
-// or more, and hasGeneticBudget. newSearch also needs a first plan that
-// serves every order.
-func (s *solver) geneticExpected() bool {
-	return !s.ab.NoGenetic && len(s.assignableOrders) > 1 && s.hasGeneticBudget()
-}
-
-// hasGeneticBudget reports whether the time limit is long enough for the
-// genetic search to beat ruin-and-recreate at this problem's size and
-// route length (see hgsLevelLimit).
-func (s *solver) hasGeneticBudget() bool {
-	n := float64(len(s.assignableOrders))
-	power := hgsLevelPowerShort
-	switch {
-	case s.longRoutes:
-		power = hgsLevelPowerLong
-	case n > hgsLevelOrders:
-		power = hgsLevelPowerShortAbove
-	}
-	return s.limit.Seconds() >= hgsLevelLimit.Seconds()*math.Pow(n/hgsLevelOrders, power)
-}
-
-// wideFromStart reports whether the genetic search tries all neighbours
-// from its start (see hgsWidePerOrder): routes are long and the time limit
-// is long for the problem's size. Without demands routes are long.
-func (s *solver) wideFromStart() bool {
-	return s.longBudget && s.longRoutes
-}
-
-// hasLongBudget reports whether the time limit gives at least
-// hgsWidePerOrder per order.
-func (s *solver) hasLongBudget() bool {
-	return s.limit >= time.Duration(max(1, len(s.assignableOrders)))*hgsWidePerOrder
-}
-
-// hasLongRoutes reports whether a vehicle holds more than hgsLongRoute
-// average orders' demand, or there is no demand.
-func (s *solver) hasLongRoutes() bool {
-	demand, capacity := 0.0, 0.0
-	for _, u := range s.assignableOrders {
-		demand += s.demand[u]
-	}
-	for _, c := range s.capacity {
-		capacity += c
-	}
-	capacity /= float64(max(1, len(s.capacity)))
-	return demand == 0 || capacity > hgsLongRoute*demand/float64(max(1, len(s.assignableOrders)))
-}
-
 // initialise fills the population up to hgsInitial plans (see
 // hgsInitialShare), each made by random-order cheapest insertion and the
 // local search.
@@ -459,60 +341,6 @@ func (h *hgs) loadSeqs(st *state, seqs [][]int) {
 	}
 }
 
-// reprice recomputes st's route costs after a change of the penalties.
-func (h *hgs) reprice(st *state) {
-	s := h.s
-	st.cost = 0
-	for v := range st.routes {
-		r := &st.routes[v]
-		r.cost = s.pcost(v, &r.full)
-		st.cost += r.cost
-	}
-}
-
-// capture records st as an individual.
-func (h *hgs) capture(st *state) *individual {
-	s := h.s
-	var ind *individual
-	if k := len(h.free); k > 0 {
-		ind, h.free = h.free[k-1], h.free[:k-1]
-	} else {
-		ind = &individual{seqs: make([][]int, s.m), routeOf: make([]int32, s.n), succ: make([]int32, s.n), pred: make([]int32, s.n)}
-	}
-	ind.objective, ind.tw, ind.excess, ind.prox = 0, 0, 0, ind.prox[:0]
-	for u := range ind.routeOf {
-		ind.routeOf[u] = -1
-	}
-	for v := range st.routes {
-		r := s.fresh(st, v)
-		ind.seqs[v] = append(ind.seqs[v][:0], r.seq...)
-		prev := int32(0)
-		for i, u := range r.seq {
-			ind.routeOf[u] = int32(v)
-			ind.pred[u] = prev
-			prev = int32(u + 1)
-			if i > 0 {
-				ind.succ[r.seq[i-1]] = prev
-			}
-		}
-		if k := len(r.seq); k > 0 {
-			ind.succ[r.seq[k-1]] = 0
-			ind.objective += s.cost(v, &r.full)
-			ind.tw += r.full.tw
-			ind.excess += s.excess(v, r.full.load)
-		}
-	}
-	ind.feasible = ind.tw == 0 && ind.excess == 0 && st.missing == 0
-	ind.pc = h.price(ind)
-	return ind
-}
-
-func (h *hgs) price(ind *individual) float64 {
-	return ind.objective + h.s.twPen*float64(ind.tw) + h.s.loadPen*ind.excess
-}
-
-func (h *hgs) release(ind *individual) { h.free = append(h.free, ind) }
-
 // consider makes ind the best plan when it is feasible and better.
 func (h *hgs) consider(ind *individual) {
 	if !ind.feasible || h.best.missing == 0 && ind.objective >= h.best.cost-improveEps {
@@ -520,301 +348,6 @@ func (h *hgs) consider(ind *individual) {
 	}
 	h.loadSeqs(h.best, ind.seqs)
 	h.lastImprove = h.iter
-}
-
-// register counts a child for the penalty update and adapts the
-// penalties every hgsPenaltyEvery children.
-func (h *hgs) register(ind *individual) {
-	h.seen++
-	if ind.tw == 0 {
-		h.twOK++
-	}
-	if ind.excess == 0 {
-		h.loadOK++
-	}
-	if h.seen < hgsPenaltyEvery {
-		return
-	}
-	adapt := func(pen float64, ok int) float64 {
-		switch f := float64(ok) / float64(h.seen); {
-		case f <= 0.01:
-			return min(pen*2, 1e6)
-		case f < hgsTargetFeasible-0.05:
-			return min(pen*hgsPenaltyUp, 1e6)
-		case f > hgsTargetFeasible+0.05:
-			return max(pen*hgsPenaltyDown, 1e-3)
-		}
-		return pen
-	}
-	h.s.twPen = adapt(h.s.twPen, h.twOK)
-	h.s.loadPen = adapt(h.s.loadPen, h.loadOK)
-	h.seen, h.twOK, h.loadOK = 0, 0, 0
-	for _, ind := range h.infeas {
-		ind.pc = h.price(ind)
-	}
-	slices.SortStableFunc(h.infeas, func(a, b *individual) int { return cmp.Compare(a.pc, b.pc) })
-}
-
-// brokenPairs is the share of orders whose neighbours differ between a and
-// b (Prins's broken-pairs distance, as HGS computes it). Every child is
-// compared with every member of its half, so the loop is branch-free: on
-// random differences the branches mispredicted (5 % of the genetic
-// search's time, docs/PERFORMANCE.md).
-func (h *hgs) brokenPairs(a, b *individual) float64 {
-	diff := int32(0)
-	for _, u := range h.s.assignableOrders {
-		as, bs, bp := a.succ[u], b.succ[u], b.pred[u]
-		diff += nonZero(as^bs)&nonZero(as^bp) + (1-nonZero(a.pred[u]))&nonZero(bp)&nonZero(bs)
-	}
-	return float64(diff) / float64(max(1, len(h.s.assignableOrders)))
-}
-
-// nonZero is 1 when x is not 0, else 0, without a branch.
-func nonZero(x int32) int32 { return int32((uint32(x) | uint32(-x)) >> 31) }
-
-// add puts ind into its subpopulation and selects survivors when the
-// subpopulation is full.
-func (h *hgs) add(ind *individual) {
-	sub := &h.infeas
-	if ind.feasible {
-		sub = &h.feas
-	}
-	for _, o := range *sub {
-		d := h.brokenPairs(ind, o)
-		o.prox = insertProximity(o.prox, proximity{d, ind})
-		ind.prox = insertProximity(ind.prox, proximity{d, o})
-	}
-	i, _ := slices.BinarySearchFunc(*sub, ind.pc, func(x *individual, pc float64) int { return cmp.Compare(x.pc, pc) })
-	*sub = slices.Insert(*sub, i, ind)
-	if len(*sub) > hgsMu+hgsLambda {
-		for len(*sub) > hgsMu {
-			h.removeWorst(sub)
-		}
-	}
-}
-
-func insertProximity(list []proximity, p proximity) []proximity {
-	i, _ := slices.BinarySearchFunc(list, p.d, func(x proximity, d float64) int { return cmp.Compare(x.d, d) })
-	return slices.Insert(list, i, p)
-}
-
-// removeWorst removes the member with the worst biased fitness, clones
-// first; the cheapest member always stays.
-func (h *hgs) removeWorst(sub *[]*individual) {
-	list := *sub
-	h.fitness(list)
-	worst, worstClone := -1, false
-	for i := 1; i < len(list); i++ {
-		ind := list[i]
-		clone := len(ind.prox) > 0 && ind.prox[0].d < 1e-9
-		if worst < 0 || clone && !worstClone || clone == worstClone && ind.fit > list[worst].fit {
-			worst, worstClone = i, clone
-		}
-	}
-	gone := list[worst]
-	*sub = slices.Delete(list, worst, worst+1)
-	for _, o := range *sub {
-		o.prox = slices.DeleteFunc(o.prox, func(p proximity) bool { return p.o == gone })
-	}
-	h.release(gone)
-}
-
-// fitness computes the biased fitness of a subpopulation sorted by cost.
-func (h *hgs) fitness(list []*individual) {
-	n := len(list)
-	if n == 1 {
-		list[0].fit = 0
-	}
-	if n <= 1 {
-		return
-	}
-	rank := h.rank[:0]
-	for i, ind := range list {
-		k := min(hgsClose, len(ind.prox))
-		d := 0.0
-		for _, p := range ind.prox[:k] {
-			d += p.d
-		}
-		if k > 0 {
-			d /= float64(k)
-		}
-		rank = append(rank, ranked{-d, i})
-	}
-	h.rank = rank
-	slices.SortStableFunc(rank, func(a, b ranked) int { return cmp.Compare(a.div, b.div) })
-	for r, x := range rank {
-		div, fit := float64(r)/float64(n-1), float64(x.i)/float64(n-1)
-		if n <= hgsElite {
-			list[x.i].fit = fit
-		} else {
-			list[x.i].fit = fit + (1-float64(hgsElite)/float64(n))*div
-		}
-	}
-}
-
-// tournament picks the fitter of two random members of the population.
-func (h *hgs) tournament() *individual {
-	pick := func() *individual {
-		i := h.s.rng.IntN(len(h.feas) + len(h.infeas))
-		if i < len(h.feas) {
-			return h.feas[i]
-		}
-		return h.infeas[i-len(h.feas)]
-	}
-	a, b := pick(), pick()
-	if b.fit < a.fit {
-		return b
-	}
-	return a
-}
-
-// crossover builds a child of a and b in h.work by a selective route
-// exchange (SREX, Nagata & Kobayashi): a few neighbouring routes of a are
-// replaced by the routes of b that share most orders with them. Routes are
-// chosen by the neighbour lists around a random order, not by polar angle,
-// so that it works on road matrices without coordinates. Of the two
-// children (b's routes trimmed to the orders of a's removed routes, or a's
-// other routes trimmed of the orders b brings) the cheaper one is kept;
-// orders left out are inserted at their cheapest position.
-func (h *hgs) crossover(a, b *individual) {
-	s := h.s
-	nA, nB := 0, 0
-	for v := range a.seqs {
-		if len(a.seqs[v]) > 0 {
-			nA++
-		}
-		if len(b.seqs[v]) > 0 {
-			nB++
-		}
-	}
-	if nA == 0 || nB == 0 {
-		h.loadSeqs(h.work, a.seqs)
-		return
-	}
-	nMove := 1 + s.rng.IntN(max(1, min(nA, nB)/2))
-
-	// a's routes met first from a random order through neighbour lists.
-	h.stamp++
-	stamp := h.stamp
-	seed := -1
-	for k, start := 0, s.rng.IntN(s.n); k < s.n; k++ {
-		if u := (start + k) % s.n; a.routeOf[u] >= 0 {
-			seed = u
-			break
-		}
-	}
-	queue := append(h.queue[:0], seed)
-	h.visit[seed] = stamp
-	var selected []int
-	for qi := 0; qi < len(queue) && len(selected) < nMove; qi++ {
-		u := queue[qi]
-		if v := int(a.routeOf[u]); v >= 0 && h.selA[v] != stamp {
-			h.selA[v] = stamp
-			selected = append(selected, v)
-		}
-		for _, w := range s.nb[u] {
-			if h.visit[w] != stamp {
-				h.visit[w] = stamp
-				queue = append(queue, w)
-			}
-		}
-	}
-	h.queue = queue
-	for _, v := range selected {
-		for _, u := range a.seqs[v] {
-			h.inA[u] = stamp
-		}
-	}
-
-	// b's routes holding most of those orders.
-	routesB := h.routesB[:0]
-	for v := range b.seqs {
-		h.score[v] = 0
-		if len(b.seqs[v]) == 0 {
-			continue
-		}
-		for _, u := range b.seqs[v] {
-			if h.inA[u] == stamp {
-				h.score[v]++
-			}
-		}
-		routesB = append(routesB, v)
-	}
-	s.rng.Shuffle(len(routesB), func(i, j int) { routesB[i], routesB[j] = routesB[j], routesB[i] })
-	slices.SortStableFunc(routesB, func(x, y int) int { return cmp.Compare(h.score[y], h.score[x]) })
-	routesB = routesB[:min(len(selected), len(routesB))]
-	h.routesB = routesB
-	for _, v := range routesB {
-		for _, u := range b.seqs[v] {
-			h.inB[u] = stamp
-		}
-	}
-
-	h.child(a, b, selected, routesB, stamp, false, h.work)
-	h.child(a, b, selected, routesB, stamp, true, h.trial)
-	if h.trial.cost < h.work.cost {
-		h.work, h.trial = h.trial, h.work
-	}
-}
-
-// child builds one SREX child into st: a without its selected routes, plus
-// b's routes. With trimA, a's other routes lose the orders b's routes
-// bring; without it, b's routes keep only the orders of a's selected
-// routes. The orders of a's selected routes that b's routes lack are then
-// inserted at their cheapest positions.
-func (h *hgs) child(a, b *individual, selected, routesB []int, stamp int, trimA bool, st *state) {
-	s := h.s
-	for v := range h.seqs {
-		h.seqs[v] = h.seqs[v][:0]
-		if h.selA[v] == stamp {
-			continue
-		}
-		for _, u := range a.seqs[v] {
-			if !trimA || h.inB[u] != stamp {
-				h.seqs[v] = append(h.seqs[v], u)
-			}
-		}
-	}
-	for _, vb := range routesB {
-		v := vb
-		if len(h.seqs[v]) > 0 {
-			v = h.emptyVehicle(s.typeOf[vb])
-		}
-		if v < 0 {
-			continue // its orders are inserted below
-		}
-		for _, u := range b.seqs[vb] {
-			if trimA || h.inA[u] == stamp {
-				h.seqs[v] = append(h.seqs[v], u)
-			}
-		}
-	}
-	h.loadSeqs(st, h.seqs)
-	missing := h.missing[:0]
-	for _, v := range selected {
-		for _, u := range a.seqs[v] {
-			if st.routeOf[u] < 0 {
-				missing = append(missing, u)
-			}
-		}
-	}
-	for _, vb := range routesB {
-		for _, u := range b.seqs[vb] {
-			if st.routeOf[u] < 0 && (trimA || h.inA[u] == stamp) {
-				missing = append(missing, u)
-			}
-		}
-	}
-	s.rng.Shuffle(len(missing), func(i, j int) { missing[i], missing[j] = missing[j], missing[i] })
-	for _, u := range missing {
-		if st.routeOf[u] >= 0 {
-			continue
-		}
-		if v, q, _ := s.bestInsertion(st, u, 0, true); v >= 0 {
-			s.insert(st, u, v, q)
-		}
-	}
-	h.missing = missing
 }
 
 // searchChangedOnly reports whether the local search of the child in
@@ -853,21 +386,4 @@ func (h *hgs) changedRoutes(a *individual, st *state) []int {
 	}
 	h.changed = out
 	return out
-}
-
-// emptyVehicle is a vehicle without orders in h.seqs, of type t if there
-// is one, else of any type; -1 if none.
-func (h *hgs) emptyVehicle(t int) int {
-	s := h.s
-	for _, v := range s.types[t] {
-		if len(h.seqs[v]) == 0 {
-			return v
-		}
-	}
-	for v := range h.seqs {
-		if len(h.seqs[v]) == 0 {
-			return v
-		}
-	}
-	return -1
 }
