@@ -30,34 +30,35 @@ func (s *solver) geneticExpected() bool {
 
 // hasGeneticBudget reports whether the time limit is long enough for the
 // genetic search to beat ruin-and-recreate at this problem's size and
-// route length (see hgsLevelLimit).
+// route length (see geneticParams.levelLimit).
 func (s *solver) hasGeneticBudget() bool {
 	n := float64(len(s.assignableOrders))
-	power := hgsLevelPowerShort
+	g := &s.genetic
+	power := g.levelPowerShort
 	switch {
 	case s.longRoutes:
-		power = hgsLevelPowerLong
-	case n > hgsLevelOrders:
-		power = hgsLevelPowerShortAbove
+		power = g.levelPowerLong
+	case n > float64(g.levelOrders):
+		power = g.levelPowerShortAbove
 	}
-	return s.limit.Seconds() >= hgsLevelLimit.Seconds()*math.Pow(n/hgsLevelOrders, power)
+	return s.limit.Seconds() >= g.levelLimit.Seconds()*math.Pow(n/float64(g.levelOrders), power)
 }
 
 // wideFromStart reports whether the genetic search tries all neighbours
-// from its start (see hgsWidePerOrder): routes are long and the time limit
+// from its start (see geneticParams.widePerOrder): routes are long and the time limit
 // is long for the problem's size. Without demands routes are long.
 func (s *solver) wideFromStart() bool {
 	return s.longBudget && s.longRoutes
 }
 
 // hasLongBudget reports whether the time limit gives at least
-// hgsWidePerOrder per order.
+// geneticParams.widePerOrder per order.
 func (s *solver) hasLongBudget() bool {
-	return s.limit >= time.Duration(max(1, len(s.assignableOrders)))*hgsWidePerOrder
+	return s.limit >= time.Duration(max(1, len(s.assignableOrders)))*s.genetic.widePerOrder
 }
 
-// hasLongRoutes reports whether a vehicle holds more than hgsLongRoute
-// average orders' demand, or there is no demand.
+// hasLongRoutes reports whether a vehicle holds more than longRoute
+// (geneticParams) average orders' demand, or there is no demand.
 func (s *solver) hasLongRoutes() bool {
 	demand, capacity := 0.0, 0.0
 	for _, u := range s.assignableOrders {
@@ -67,7 +68,7 @@ func (s *solver) hasLongRoutes() bool {
 		capacity += c
 	}
 	capacity /= float64(max(1, len(s.capacity)))
-	return demand == 0 || capacity > hgsLongRoute*demand/float64(max(1, len(s.assignableOrders)))
+	return demand == 0 || capacity > s.genetic.longRoute*demand/float64(max(1, len(s.assignableOrders)))
 }
 
 // search is one thread's improvement method: a ruin-and-recreate chain or

@@ -6,113 +6,16 @@ import (
 	"time"
 )
 
-// Hybrid genetic search (Vidal 2022, "Hybrid genetic search for the CVRP";
-// the time-warp penalties of the DIMACS 2021 VRPTW winner), sized for
-// budgets of seconds. A population of plans, split into a feasible and an
-// infeasible half, is improved by crossover (a selective route exchange
-// that needs no coordinates) and by the local search in soft mode, where
-// time warp and excess load are allowed at prices that adapt so that
-// about two fifths of the children come out without time warp, and two
-// fifths without excess load. Survivors are chosen by biased fitness: cost
-// rank plus diversity rank (broken-pairs distance), so the population stays
-// spread out while it improves.
-const (
-	hgsMu     = 25 // subpopulation size after a survivor selection
-	hgsLambda = 40 // children added before the next selection
-	hgsElite  = 4  // best plans protected from the diversity term
-	hgsClose  = 5  // neighbours averaged for a plan's diversity
-	// hgsTargetFeasible is the share of children without time warp (and,
-	// apart, without excess load) that the penalties aim at: 0.4 against
-	// HGS's 0.2 (PyVRP tuned 0.43) gave gh400's short-route files at 30 s
-	// 0.351 % against 0.467 % (seeds 5-10, better at five of six), and
-	// left Solomon at 1.5 s level (docs/PERFORMANCE.md).
-	hgsTargetFeasible = 0.4
-	hgsPenaltyEvery   = 100   // children between two penalty updates
-	hgsPenaltyUp      = 1.2   // factor when too few children are feasible
-	hgsPenaltyDown    = 0.85  // factor when too many are
-	hgsRepairShare    = 0.5   // share of infeasible children repaired
-	hgsRepairBoost    = 10.0  // penalty factor of the repair
-	hgsStall          = 20000 // iterations without a better plan before a restart
-	// hgsRuinShare of the children come from one parent by SISR's ruin and
-	// recreate instead of crossover: it removes strings across
-	// neighbouring routes, which empties routes that crossover and the
-	// local search keep (rc102: 15 routes with crossover alone, 14 with it).
-	hgsRuinShare = 0.3
-	hgsInitial   = 2 * hgsMu // plans made before the first crossover
-	// Without MaxIterations, making the first plans stops at
-	// hgsInitialShare of the time limit once there are hgsInitialMin: at
-	// 1.5 s for 100 orders the full 50 would take half the budget.
-	hgsInitialShare = 0.1
-	hgsInitialMin   = 4
-	// The genetic search runs when the time limit is at least
-	// hgsLevelLimit x (orders / hgsLevelOrders)^power, power
-	// hgsLevelPowerShort on short routes (hgsLevelPowerShortAbove above
-	// hgsLevelOrders) and hgsLevelPowerLong on long ones (see
-	// hasLongRoutes); otherwise ruin-and-recreate runs. The population
-	// needs more children to converge as plans grow, and each child's local
-	// search costs more, while a ruin-and-recreate iteration stays cheap.
-	// Ruin-and-recreate against the genetic search, one thread, two seeds
-	// or more unless said (docs/PERFORMANCE.md, twenty-seventh and
-	// twenty-eighth sessions): gh200-sample 0.83 against 1.22 % at 0.5 s,
-	// 0.56 against 0.39 % at 1 s; gh400-sample 0.76 against 0.89 % at 4 s,
-	// 0.71 against 0.58 % at 6 s; the 500-order city problem (long routes)
-	// 944,685 against 959,966 at 7 s, 946,736 against 939,293 at 10 s; the
-	// first 500 orders of gh1000's files at 12 s level on short routes
-	// (the genetic search 0.009 % cheaper, seeds 1-6), 0.5-0.9 % dearer on
-	// long ones; gh1000-sample's r1_10_1 and rc1_10_1 at 100 s 1.19 and
-	// 1.31 % against 1.76 and 1.45 %, r1_10_1 at 200 s 0.95 against 0.98 %
-	// (seed 1); r2_10_1 and rc2_10_1 at 60 s 1.28 and 1.42 % against 0.80
-	// and 1.20 % (8 seeds).
-	hgsLevelLimit           = 5 * time.Second
-	hgsLevelOrders          = 400
-	hgsLevelPowerShort      = 3.0
-	hgsLevelPowerShortAbove = 3.75
-	hgsLevelPowerLong       = 2.5
-	// hgsGranularStart is the local search's neighbour count at the start
-	// of the run (see granular).
-	hgsGranularStart = 20
-	// With long routes (a vehicle holds more than hgsLongRoute average
-	// orders' demand, the reference solver's rule) and at least
-	// hgsWidePerOrder of time limit per order (which also gates RELOCATE*
-	// and SWAP* on short routes, see intensify), the local search tries all
-	// neighbourCount from the start: on gh400's c2, r2 and rc2 files at
-	// 30 s (75 ms per order) that gave 0.168 % against 0.239 % (8 seeds),
-	// while at Solomon's 1.5 s (15 ms) and gh200's 5 s (25 ms) the
-	// cheaper early children are worth more (docs/PERFORMANCE.md).
-	hgsLongRoute    = 25
-	hgsWidePerOrder = 60 * time.Millisecond
-	hgsEpoch        = 100 // iterations between two exchanges of parallel searches
-	// hgsInitialTimeWarp prices a second of time warp at this many times
-	// the cost of a second of driving. The penalty adapts within a few
-	// hundred children, but the first plans and children are made at this
-	// price and decide where the population settles: at 10 it kept
-	// c2_4_1 in a plan 0.39 % above the BKS at every seed; at 1 the mean on
-	// Solomon at 1.5 s got worse. Over 3-6 seeds, 3 against 10: Solomon at
-	// 1.5 s 0.088 % against 0.115 %, gh400-sample at 30 s 0.393 % against
-	// 0.447 %, gh200-sample at 5 s level (docs/PERFORMANCE.md).
-	hgsInitialTimeWarp = 3.0
-	// hgsEAXShare of the crossovers are EAX (eax.go) where useEAX allows
-	// it, the rest SREX: one vehicle type, short routes and at most
-	// hgsEAXMaxOrders orders. With strings of 3 within a route
-	// (maxStringWithin), all of Solomon at 1.5 s had its worst instance at
-	// or under 1 % at 25 seeds of 44 against 16, its mean level (0.087 %
-	// against 0.091 %), in two one-run comparisons; r108 got worse while
-	// rc102 and rc103 got better. The short-route files of gh200 were level
-	// at 5 s (0.055 % against 0.060 %, 12 seeds) and at 30 s (0.011 %
-	// against 0.020 %, 6 seeds), those of gh400 at 30 s worse (0.510 %
-	// against 0.449 %, 8 seeds), hence the limit; with the two changes
-	// below they were level (0.326 % against 0.321 %). On long routes EAX
-	// was worse on Solomon's R2 files. Two AB-cycles per child with only
-	// the changed routes searched (see eax and searchChangedOnly) against
-	// one cycle and a full search: Solomon at 1.5 s at or under 1 % at 21
-	// seeds of 48 against 18 (mean 0.088 % against 0.092 %), gh200's
-	// short-route files at 5 s 0.057 % against 0.062 % (20 seeds;
-	// docs/PERFORMANCE.md).
-	hgsEAXShare     = 0.5
-	hgsEAXMaxOrders = 200
-)
-
-// hgs is one genetic search (one per thread).
+// hgs is one hybrid genetic search, one per thread (Vidal 2022, "Hybrid
+// genetic search for the CVRP", with the time-warp penalties of the
+// DIMACS 2021 VRPTW winner), sized for budgets of seconds. A population of
+// plans, split into a feasible and an infeasible half (population.go), is
+// improved by crossover (SREX, srex.go, and EAX, eax.go), by ruin and
+// recreate of one parent, and by the local search in soft mode, where
+// time warp and excess load are allowed at prices that adapt to how many
+// children come out feasible (penalty.go). Survivors are chosen by biased
+// fitness: cost rank plus diversity rank, so the population stays spread
+// out while it improves. geneticParams holds its settings.
 type hgs struct {
 	s           *solver
 	granStart   int // neighbours tried at the start (see granular)
@@ -153,7 +56,7 @@ func (s *solver) newHGS(st *state) *hgs {
 		selA: make([]int, s.m), score: make([]int, s.m),
 	}
 	h.best.copyFrom(st)
-	h.granStart = hgsGranularStart
+	h.granStart = s.genetic.granularStart
 	if s.wideFromStart() {
 		h.granStart = neighbourCount
 	}
@@ -164,7 +67,7 @@ func (s *solver) newHGS(st *state) *hgs {
 }
 
 // epoch is how many iterations parallel searches run between exchanges.
-func (h *hgs) epoch() int { return hgsEpoch }
+func (h *hgs) epoch() int { return h.s.genetic.exchangeEvery }
 
 // result is the best feasible plan found.
 func (h *hgs) result() *state { return h.best }
@@ -194,7 +97,7 @@ func (h *hgs) run(until int) bool {
 		}
 		s.iterations++
 		s.granular = h.granular()
-		if h.iter-h.lastImprove > hgsStall {
+		if h.iter-h.lastImprove > s.genetic.restartAfter {
 			h.restart()
 			if !h.initialise() {
 				return false
@@ -208,11 +111,11 @@ func (h *hgs) run(until int) bool {
 			b = h.tournament()
 		}
 		edgeAssembled := false
-		if !s.ab.NoRuinMutation && s.rng.Float64() < hgsRuinShare {
+		if !s.ab.NoRuinMutation && s.rng.Float64() < s.genetic.ruinShare {
 			h.loadSeqs(h.work, a.seqs)
 			s.ruin(h.work, ruinAvgRemoved)
 			s.recreate(h.work, math.Inf(1))
-		} else if edgeAssembled = s.edgeAssembly && s.rng.Float64() < hgsEAXShare && h.eax(a, b, h.work); !edgeAssembled {
+		} else if edgeAssembled = s.edgeAssembly && s.rng.Float64() < s.genetic.eaxShare && h.eax(a, b, h.work); !edgeAssembled {
 			h.crossover(a, b)
 		}
 		if h.searchChangedOnly(edgeAssembled) {
@@ -224,9 +127,9 @@ func (h *hgs) run(until int) bool {
 		h.register(ind)
 		h.add(ind)
 		h.consider(ind)
-		if !ind.feasible && s.rng.Float64() < hgsRepairShare {
+		if !ind.feasible && s.rng.Float64() < s.genetic.repairShare {
 			tw, load := s.twPen, s.loadPen
-			s.twPen, s.loadPen = tw*hgsRepairBoost, load*hgsRepairBoost
+			s.twPen, s.loadPen = tw*s.genetic.repairBoost, load*s.genetic.repairBoost
 			h.reprice(h.work)
 			s.pricesRose = !s.ab.RetestAll
 			s.localSearch(h.work)
@@ -264,17 +167,17 @@ func (h *hgs) granular() int {
 	return h.granStart + int(frac*frac*float64(neighbourCount-h.granStart))
 }
 
-// initialise fills the population up to hgsInitial plans (see
-// hgsInitialShare), each made by random-order cheapest insertion and the
+// initialise fills the population up to geneticParams.initialSize plans
+// (see initialShare), each made by random-order cheapest insertion and the
 // local search.
 func (h *hgs) initialise() bool {
 	s := h.s
 	start := s.opt.clock()
-	for made := 0; len(h.feas)+len(h.infeas) < hgsInitial; made++ {
+	for made := 0; len(h.feas)+len(h.infeas) < s.genetic.initialSize; made++ {
 		if s.stop() {
 			return false
 		}
-		if s.opt.MaxIterations == 0 && made >= hgsInitialMin && s.now.Sub(start) >= time.Duration(hgsInitialShare*float64(s.limit)) {
+		if s.opt.MaxIterations == 0 && made >= s.genetic.initialMin && s.now.Sub(start) >= time.Duration(s.genetic.initialShare*float64(s.limit)) {
 			break
 		}
 		h.empty(h.work)
@@ -353,7 +256,7 @@ func (h *hgs) consider(ind *individual) {
 // searchChangedOnly reports whether the local search of the child in
 // h.work, made from parent a (by EAX when edgeAssembled), polishes only its
 // changed routes (changedRoutes) rather than the whole plan. It does where
-// the genetic search uses EAX (short routes, at most hgsEAXMaxOrders
+// the genetic search uses EAX (short routes, at most geneticParams.eaxMaxOrders
 // orders): always for EAX children, and for the other children when every
 // order is planned and the search ends without RELOCATE* and SWAP*
 // (intensify), which only the full search runs. A child there changes a

@@ -37,7 +37,7 @@ func (s *solver) maxString() int {
 // except that strings of 3 stay in soft mode where the genetic search uses
 // EAX (useEAX). They were measured together: EAX alone and strings of 3
 // alone each left all of Solomon at 1.5 s level on its worst instance;
-// both, on short routes only, made it better (see hgsEAXShare).
+// both, on short routes only, made it better (see geneticParams.eaxShare).
 func (s *solver) maxStringWithin() int {
 	if s.edgeAssembly {
 		return 3

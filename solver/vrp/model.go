@@ -113,6 +113,10 @@ type Options struct {
 	// that the budget is the CPU the search actually got. With several
 	// threads it is called concurrently.
 	Now func() time.Time
+
+	// genetic replaces the settings of the genetic search; nil runs
+	// defaultGeneticParams, as the service does. Tests set it.
+	genetic *geneticParams
 }
 
 // Reason says why an order is not planned.

@@ -5,10 +5,10 @@ import (
 	"slices"
 )
 
-// initialPenalties prices one second of time warp at hgsInitialTimeWarp
-// times the average cost per second of the neighbour edges, and one unit
-// of excess load like the longest depot round trip per unit of the largest
-// demand (as HGS does).
+// initialPenalties prices one second of time warp at initialTimeWarp
+// (geneticParams) times the average cost per second of the neighbour
+// edges, and one unit of excess load like the longest depot round trip per
+// unit of the largest demand (as HGS does).
 func (s *solver) initialPenalties() (tw, load float64) {
 	cost, dur := 0.0, 0.0
 	for u, nb := range s.nb {
@@ -17,7 +17,7 @@ func (s *solver) initialPenalties() (tw, load float64) {
 			dur += float64(s.travel(u+1, w+1))
 		}
 	}
-	tw = hgsInitialTimeWarp
+	tw = s.genetic.initialTimeWarp
 	if s.ab.LowTimeWarpPenalty {
 		tw = 1
 	}
@@ -51,8 +51,11 @@ func (h *hgs) price(ind *individual) float64 {
 	return ind.objective + h.s.twPen*float64(ind.tw) + h.s.loadPen*ind.excess
 }
 
-// register counts a child for the penalty update and adapts the
-// penalties every hgsPenaltyEvery children.
+// register counts a child for the penalty update and adapts each price
+// every penaltyUpdateEvery children (geneticParams) to the share of them
+// that was free of its violation: up when the share is below the target
+// band, steeply when almost none was, down when it is above the band.
+// The infeasible subpopulation is then re-priced and re-sorted.
 func (h *hgs) register(ind *individual) {
 	h.seen++
 	if ind.tw == 0 {
@@ -61,17 +64,18 @@ func (h *hgs) register(ind *individual) {
 	if ind.excess == 0 {
 		h.loadOK++
 	}
-	if h.seen < hgsPenaltyEvery {
+	g := &h.s.genetic
+	if h.seen < g.penaltyUpdateEvery {
 		return
 	}
 	adapt := func(pen float64, ok int) float64 {
 		switch f := float64(ok) / float64(h.seen); {
-		case f <= 0.01:
-			return min(pen*2, 1e6)
-		case f < hgsTargetFeasible-0.05:
-			return min(pen*hgsPenaltyUp, 1e6)
-		case f > hgsTargetFeasible+0.05:
-			return max(pen*hgsPenaltyDown, 1e-3)
+		case f <= g.scarceFeasible:
+			return min(pen*g.penaltyUpScarce, g.maxPenalty)
+		case f < g.targetFeasibleLow:
+			return min(pen*g.penaltyUp, g.maxPenalty)
+		case f > g.targetFeasibleHigh:
+			return max(pen*g.penaltyDown, g.minPenalty)
 		}
 		return pen
 	}

@@ -100,8 +100,8 @@ func (h *hgs) add(ind *individual) {
 	}
 	i, _ := slices.BinarySearchFunc(*sub, ind.pc, func(x *individual, pc float64) int { return cmp.Compare(x.pc, pc) })
 	*sub = slices.Insert(*sub, i, ind)
-	if len(*sub) > hgsMu+hgsLambda {
-		for len(*sub) > hgsMu {
+	if g := &h.s.genetic; len(*sub) > g.popSize+g.generation {
+		for len(*sub) > g.popSize {
 			h.removeWorst(sub)
 		}
 	}
@@ -144,7 +144,7 @@ func (h *hgs) fitness(list []*individual) {
 	}
 	rank := h.rank[:0]
 	for i, ind := range list {
-		k := min(hgsClose, len(ind.prox))
+		k := min(h.s.genetic.diversityNeighbours, len(ind.prox))
 		d := 0.0
 		for _, p := range ind.prox[:k] {
 			d += p.d
@@ -156,12 +156,13 @@ func (h *hgs) fitness(list []*individual) {
 	}
 	h.rank = rank
 	slices.SortStableFunc(rank, func(a, b ranked) int { return cmp.Compare(a.div, b.div) })
+	elite := h.s.genetic.elite
 	for r, x := range rank {
 		div, fit := float64(r)/float64(n-1), float64(x.i)/float64(n-1)
-		if n <= hgsElite {
+		if n <= elite {
 			list[x.i].fit = fit
 		} else {
-			list[x.i].fit = fit + (1-float64(hgsElite)/float64(n))*div
+			list[x.i].fit = fit + (1-float64(elite)/float64(n))*div
 		}
 	}
 }

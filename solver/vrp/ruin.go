@@ -18,7 +18,7 @@ const (
 	ruinSplitDepth  = 0.01 // split strings: chance per order of ending the kept part (beta)
 	// chainAvgRemoved is c-bar of the ruin-and-recreate chains, which run
 	// when the time limit is short for the problem's size (see
-	// hgsLevelLimit) or the first plan misses orders: larger ruins
+	// geneticParams.levelLimit) or the first plan misses orders: larger ruins
 	// measured better on the 500-order city problem at 10 s (mean of 12
 	// seeds, 0.8 % cheaper than at 10; gh1000-sample within noise; see
 	// docs/PERFORMANCE.md). The genetic search's ruin mutation keeps

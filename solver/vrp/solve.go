@@ -19,11 +19,14 @@ const (
 
 // solver holds the immutable data of one Solve call and its scratch space.
 type solver struct {
-	p    *Problem
-	opt  Options
-	ab   ablation.Switches // pieces turned off (benchmarks only)
-	n, m int
-	obj  Objective
+	p   *Problem
+	opt Options
+	ab  ablation.Switches // pieces turned off (benchmarks only)
+	// genetic holds the settings of the genetic search and of the choice
+	// of engine.
+	genetic geneticParams
+	n, m    int
+	obj     Objective
 	// legs holds the duration and distance of the leg from location a to
 	// location b at legs[a*size+b]: both in one 8-byte entry, so that
 	// merge, which needs both, reads one cache line, and half the memory
@@ -142,7 +145,8 @@ type solver struct {
 // ruin-and-recreate with simulated annealing, whose acceptance puts served
 // orders first. With Options.Threads > 1 several searches run in parallel
 // and exchange their best plans (see improve).
-// Only an invalid problem yields an error. For a given seed the search is
+// Only an invalid problem (or invalid settings of the genetic search)
+// yields an error. For a given seed the search is
 // deterministic; with Options.MaxIterations reached before the time limit
 // the result is reproducible run to run, whatever the number of threads.
 func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
@@ -150,6 +154,10 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
 	// (0.6 ms at 1,000 orders), and large problems are renumbered.
 	start := opt.clock()
 	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	genetic := opt.geneticParams()
+	if err := genetic.validate(); err != nil {
 		return nil, err
 	}
 	if ctx == nil {
@@ -179,6 +187,14 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
 	return sol, nil
 }
 
+// geneticParams is Options.genetic, or the defaults.
+func (o *Options) geneticParams() geneticParams {
+	if o.genetic != nil {
+		return *o.genetic
+	}
+	return defaultGeneticParams()
+}
+
 // clock is Options.Now, or time.Now.
 func (o *Options) clock() time.Time {
 	if o.Now != nil {
@@ -194,7 +210,7 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 	}
 	n, m := len(p.Orders), len(p.Vehicles)
 	s := &solver{
-		p: p, opt: opt, ab: ablation.Get(), n: n, m: m, obj: p.Objective, size: n + 1,
+		p: p, opt: opt, ab: ablation.Get(), genetic: opt.geneticParams(), n: n, m: m, obj: p.Objective, size: n + 1,
 		capacity: make([]float64, m), fixed: make([]float64, m),
 		demand: make([]float64, n), single: make([]seg, n), depot: make([]seg, m),
 		typeOf: make([]int, m), depotCost: make([]int, n), width: make([]int, n),

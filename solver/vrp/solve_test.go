@@ -394,7 +394,7 @@ func TestSolveThreads(t *testing.T) {
 		off   []string
 		iters int
 	}{
-		{"genetic", nil, hgsEpoch + 30},
+		{"genetic", nil, defaultGeneticParams().exchangeEvery + 30},
 		{"chains", []string{"genetic"}, epochIterations + 300},
 	} {
 		for _, threads := range []int{1, 3} {
