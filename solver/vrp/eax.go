@@ -53,7 +53,7 @@ type eaxScratch struct {
 // can be driven by any vehicle), short routes (see hasLongRoutes) and at
 // most geneticParams.eaxMaxOrders orders. See geneticParams.eaxShare.
 func (s *solver) useEAX() bool {
-	return !s.ab.NoEAX && len(s.types) == 1 && !s.longRoutes && len(s.assignableOrders) <= s.genetic.eaxMaxOrders
+	return !s.opt.Ablation.NoEAX && len(s.types) == 1 && !s.longRoutes && len(s.assignableOrders) <= s.genetic.eaxMaxOrders
 }
 
 // eax builds a child of a and b into st by EAX: a with two random

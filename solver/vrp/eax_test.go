@@ -197,8 +197,7 @@ func TestUseEAX(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ablate(t, tc.off...)
-			s := newSolver(context.Background(), genProblem(1, tc.c), Options{Threads: 1, Seed: 1, TimeLimit: time.Minute}, time.Now())
+			s := newSolver(context.Background(), genProblem(1, tc.c), ablated(t, Options{Threads: 1, Seed: 1, TimeLimit: time.Minute}, tc.off...), time.Now())
 			if s.edgeAssembly != tc.want {
 				t.Fatalf("edgeAssembly = %v, want %v", s.edgeAssembly, tc.want)
 			}

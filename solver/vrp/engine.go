@@ -25,7 +25,7 @@ func (s *solver) classify() {
 // or more, and hasGeneticBudget. newSearch also needs a first plan that
 // serves every order.
 func (s *solver) geneticExpected() bool {
-	return !s.ab.NoGenetic && len(s.assignableOrders) > 1 && s.hasGeneticBudget()
+	return !s.opt.Ablation.NoGenetic && len(s.assignableOrders) > 1 && s.hasGeneticBudget()
 }
 
 // hasGeneticBudget reports whether the time limit is long enough for the

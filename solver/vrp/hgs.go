@@ -111,7 +111,7 @@ func (h *hgs) run(until int) bool {
 			b = h.tournament()
 		}
 		edgeAssembled := false
-		if !s.ab.NoRuinMutation && s.rng.Float64() < s.genetic.ruinShare {
+		if !s.opt.Ablation.NoRuinMutation && s.rng.Float64() < s.genetic.ruinShare {
 			h.loadSeqs(h.work, a.seqs)
 			s.ruin(h.work, ruinAvgRemoved)
 			s.recreate(h.work, math.Inf(1))
@@ -131,7 +131,7 @@ func (h *hgs) run(until int) bool {
 			tw, load := s.twPen, s.loadPen
 			s.twPen, s.loadPen = tw*s.genetic.repairBoost, load*s.genetic.repairBoost
 			h.reprice(h.work)
-			s.pricesRose = !s.ab.RetestAll
+			s.pricesRose = !s.opt.Ablation.RetestAll
 			s.localSearch(h.work)
 			s.pricesRose = false
 			s.twPen, s.loadPen = tw, load
@@ -155,7 +155,7 @@ func (h *hgs) run(until int) bool {
 // population has converged.
 func (h *hgs) granular() int {
 	s := h.s
-	if s.ab.FixedGranular {
+	if s.opt.Ablation.FixedGranular {
 		return 0
 	}
 	var frac float64

@@ -94,7 +94,7 @@ func (s *solver) localSearch(st *state) {
 		if !improved && (!intensify || !s.swapStarPass(st)) {
 			return
 		}
-		s.skipTested = !s.ab.RetestAll
+		s.skipTested = !s.opt.Ablation.RetestAll
 	}
 }
 

@@ -31,6 +31,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"routeopt.io/routeopt/solver/vrp/internal/ablation"
 )
 
 // Objective chooses what the solver minimises after the number of served orders.
@@ -113,6 +115,12 @@ type Options struct {
 	// that the budget is the CPU the search actually got. With several
 	// threads it is called concurrently.
 	Now func() time.Time
+
+	// Ablation turns pieces of the solver off, one at a time, for the
+	// benchmark's ablation table (routeopt bench --ablate); its type is
+	// internal to the solver. The zero value, every piece on, is what the
+	// service runs.
+	Ablation ablation.Switches
 
 	// genetic replaces the settings of the genetic search; nil runs
 	// defaultGeneticParams, as the service does. Tests set it.

@@ -18,7 +18,7 @@ func (s *solver) initialPenalties() (tw, load float64) {
 		}
 	}
 	tw = s.genetic.initialTimeWarp
-	if s.ab.LowTimeWarpPenalty {
+	if s.opt.Ablation.LowTimeWarpPenalty {
 		tw = 1
 	}
 	if cost > 0 && dur > 0 {

@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
-
-	"routeopt.io/routeopt/solver/vrp/internal/ablation"
 )
 
 const (
@@ -21,7 +19,6 @@ const (
 type solver struct {
 	p   *Problem
 	opt Options
-	ab  ablation.Switches // pieces turned off (benchmarks only)
 	// genetic holds the settings of the genetic search and of the choice
 	// of engine.
 	genetic geneticParams
@@ -210,7 +207,7 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 	}
 	n, m := len(p.Orders), len(p.Vehicles)
 	s := &solver{
-		p: p, opt: opt, ab: ablation.Get(), genetic: opt.geneticParams(), n: n, m: m, obj: p.Objective, size: n + 1,
+		p: p, opt: opt, genetic: opt.geneticParams(), n: n, m: m, obj: p.Objective, size: n + 1,
 		capacity: make([]float64, m), fixed: make([]float64, m),
 		demand: make([]float64, n), single: make([]seg, n), depot: make([]seg, m),
 		typeOf: make([]int, m), depotCost: make([]int, n), width: make([]int, n),
@@ -399,7 +396,7 @@ const windowsMaxOrders = 450
 // picks (geneticExpected): if the first plan misses orders,
 // ruin-and-recreate runs on the genetic search's ranking.
 func (s *solver) byWindows() bool {
-	if s.ab.EdgeProximity || s.longRoutes {
+	if s.opt.Ablation.EdgeProximity || s.longRoutes {
 		return false
 	}
 	return len(s.assignableOrders) <= windowsMaxOrders || s.geneticExpected()

@@ -36,7 +36,7 @@ const swapStarNeighbours = 3
 // about 1.5 times slower, which pays at gh400's 75 ms per order but not at
 // Solomon's 15 or gh200's 25 (docs/PERFORMANCE.md).
 func (s *solver) intensify() bool {
-	return s.soft && s.longBudget && !s.longRoutes && !s.ab.NoSwapStar
+	return s.soft && s.longBudget && !s.longRoutes && !s.opt.Ablation.NoSwapStar
 }
 
 // best3 is an order's three cheapest insertion positions in one route.
