@@ -97,7 +97,7 @@ type solver struct {
 	// adds no less penalty at higher prices, so the pairs of such routes
 	// tested since their last change cannot improve and are skipped too.
 	pricesRose bool
-	// out is what interMoves reads of the strings leaving the order
+	// out is what relocateBetween reads of the strings leaving the order
 	// improveOrder is testing; it holds for one improveOrder call.
 	out outStrings
 	// granular limits the local search to the first granular neighbours of
