@@ -45,8 +45,9 @@ func (s *solver) hasGeneticBudget() bool {
 }
 
 // wideFromStart reports whether the genetic search tries all neighbours
-// from its start (see geneticParams.widePerOrder): routes are long and the time limit
-// is long for the problem's size. Without demands routes are long.
+// from its start (see geneticParams.widePerOrder): routes are long and the
+// time limit is long for the problem's size. Without demands routes are
+// long.
 func (s *solver) wideFromStart() bool {
 	return s.longBudget && s.longRoutes
 }

@@ -256,17 +256,14 @@ func (h *hgs) consider(ind *individual) {
 // searchChangedOnly reports whether the local search of the child in
 // h.work, made from parent a (by EAX when edgeAssembled), polishes only its
 // changed routes (changedRoutes) rather than the whole plan. It does where
-// the genetic search uses EAX (short routes, at most geneticParams.eaxMaxOrders
-// orders): always for EAX children, and for the other children when every
-// order is planned and the search ends without RELOCATE* and SWAP*
-// (intensify), which only the full search runs. A child there changes a
-// few of many routes, and the rest are a's, already polished: all of
-// Solomon at 1.5 s had its worst at or under 1 % at 13 seeds of 24 against
-// 8, its mean 0.074 % against 0.093 % (better at 18 seeds of 24); gh200's
-// short-route files at 5 s 0.041 % against 0.053 % (12 seeds). On long
-// routes a child changes a larger share of few routes, and the full search
-// measured better: gh400's c2, r2 and rc2 files at 30 s 0.165 % against
-// 0.226 % (6 seeds; docs/PERFORMANCE.md).
+// the genetic search uses EAX (short routes, at most eaxMaxOrders orders):
+// always for EAX children, and for the other children when every order is
+// planned and the search ends without RELOCATE* and SWAP* (intensify),
+// which only the full search runs. A child there changes a few of many
+// routes, and the rest are a's, already polished, so the time goes to
+// more children; that measured better on Solomon's and on 200-order
+// short-route problems. On long routes a child changes a larger share of
+// few routes, and the full search measured better (docs/PERFORMANCE.md).
 func (h *hgs) searchChangedOnly(edgeAssembled bool) bool {
 	s := h.s
 	return s.edgeAssembly && (edgeAssembled || h.work.missing == 0 && !s.intensify())

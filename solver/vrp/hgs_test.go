@@ -7,9 +7,9 @@ import (
 )
 
 // TestSearchByBudget: the genetic search runs when the time limit is long
-// enough for the problem's size and route length (geneticParams.levelLimit), else
-// ruin-and-recreate; orders the first plan cannot place also leave it to
-// ruin-and-recreate.
+// enough for the problem's size and route length (geneticParams.levelLimit),
+// else ruin-and-recreate; orders the first plan cannot place also leave it
+// to ruin-and-recreate.
 func TestSearchByBudget(t *testing.T) {
 	cases := []struct {
 		orders, capacity int

@@ -4,19 +4,12 @@ package vrp
 // routes a string keeps its order (reversed strings, which HGS and PyVRP
 // leave out too, made the search slower and the plans no better); within a
 // route it may be reversed. In soft mode, the genetic search's local search
-// of every child, strings of 3 made a child slower and the plans no better:
-//   - between routes, without them, mean gap over 3 seeds on Solomon at
-//     1.5 s 0.127 % against 0.152 %, on gh200-sample at 5 s 0.123 % against
-//     0.175 %, gh400-sample at 30 s within noise;
-//   - within a route (HGS's limit too), on Solomon's five worst instances at
-//     1.5 s a seed with one above 1 % at 30 seeds of 48 against 34, on
-//     gh200-sample at 5 s 0.040 % against 0.064 % (4 seeds), all of Solomon
-//     at 1.5 s and gh400-sample at 30 s level.
-//
-// In hard mode, which polishes the new best plans of ruin-and-recreate,
-// strings of 3 stay: without them between routes the 500-order city problem
-// at 10 s was 0.6 % dearer (seeds 1-6: 951,446 against 945,225). See
-// docs/PERFORMANCE.md.
+// of every child, strings are at most 2 long (HGS's limit within a route):
+// strings of 3 made each child slower and the plans no better, between
+// routes and within them. In hard mode, which polishes the new best plans
+// of ruin-and-recreate, strings of 3 stay: without them between routes the
+// 500-order city problem came out dearer. docs/PERFORMANCE.md has the
+// measurements.
 func (s *solver) maxString() int {
 	if s.soft {
 		return 2
@@ -27,8 +20,8 @@ func (s *solver) maxString() int {
 // maxStringWithin is the longest string moved within a route: maxString,
 // except that strings of 3 stay in soft mode where the genetic search uses
 // EAX (useEAX). They were measured together: EAX alone and strings of 3
-// alone each left all of Solomon at 1.5 s level on its worst instance;
-// both, on short routes only, made it better (see geneticParams.eaxShare).
+// alone each left Solomon's worst instances level; both, on short routes
+// only, made them better (see geneticParams.eaxShare).
 func (s *solver) maxStringWithin() int {
 	if s.edgeAssembly {
 		return 3

@@ -9,7 +9,9 @@ import (
 // splitStrings enables SISR's split-string removal for half of the strings.
 var splitStrings = true
 
-// Ruin-and-recreate parameters (SISR, Christiaens & Vanden Berghe 2020).
+// Ruin-and-recreate parameters (SISR, Christiaens & Vanden Berghe 2020);
+// docs/PERFORMANCE.md has the measurements behind the defaults that
+// differ from the paper's.
 const (
 	ruinAvgRemoved  = 10.0 // average number of orders removed per string ruin (c-bar)
 	ruinMaxString   = 10.0 // longest string removed from one route (L-max)
@@ -18,28 +20,23 @@ const (
 	ruinSplitDepth  = 0.01 // split strings: chance per order of ending the kept part (beta)
 	// chainAvgRemoved is c-bar of the ruin-and-recreate chains, which run
 	// when the time limit is short for the problem's size (see
-	// geneticParams.levelLimit) or the first plan misses orders: larger ruins
-	// measured better on the 500-order city problem at 10 s (mean of 12
-	// seeds, 0.8 % cheaper than at 10; gh1000-sample within noise; see
-	// docs/PERFORMANCE.md). The genetic search's ruin mutation keeps
+	// geneticParams.levelLimit) or the first plan misses orders: larger
+	// ruins measured better on the 500-order city problem and level on
+	// 1,000-order ones. The genetic search's ruin mutation keeps
 	// ruinAvgRemoved.
 	chainAvgRemoved = 15.0
 	// Annealing temperatures, in average edge costs of the first plan; the
 	// temperature falls geometrically from start to end over the run (over
 	// the elapsed share of the time limit, or of MaxIterations when set).
-	// An end at 0.03 rather than 0.1 measured better where the chains run
-	// now (gh1000-sample at 60 s, six hard files, seeds 1-2: 1.43 / 1.53 %
-	// against 1.81 / 1.81 %; 0.015: 1.47 %; 0.2: 2.43 %; the city problem
-	// level), though worse when the chains also ran on Solomon's 100
-	// orders (docs/PERFORMANCE.md).
+	// An end at 0.03 measured better than colder or warmer ends on the
+	// large problems where the chains run, and level on the city problem.
 	tempStartPerEdge = 3.0
 	tempEndPerEdge   = 0.03
 	// tempStartPerFixed adds this many average fixed costs of the first
 	// plan's vehicles to the start temperature: emptying a vehicle takes
 	// steps through worse plans, whose size is the fixed cost, not an
-	// edge (city problem at 10 s, mean of 12 seeds: 1.1 % cheaper than
-	// without it; a hotter start without fixed costs made gh1000-sample
-	// worse; see docs/PERFORMANCE.md).
+	// edge. It measured better on the city problem, where a hotter start
+	// without fixed costs made the 1,000-order problems worse.
 	tempStartPerFixed = 8.0
 )
 

@@ -381,20 +381,13 @@ const windowsMaxOrders = 450
 // byWindows reports whether neighbours are ranked by windowProximity: on
 // problems with short routes (s.longRoutes false, see hasLongRoutes)
 // where the genetic search runs, at any size, or where ruin-and-recreate
-// runs, up to windowsMaxOrders. It gave gh400's short-route files at 30 s
-// 0.497 % against 0.546 % with edges alone (12 seeds; rc1_4_1 0.50
-// against 0.74 %) and gh200's r1 and rc1 files at 5 s 0.082 % against
-// 0.150 % (8 seeds), while long routes lost (gh200's r2_2_1 at 5 s 0.49
-// against 0.04 %, gh400's r2_4_1 0.41 against 0.32 %). The genetic search
-// on the first 500 customers of gh1000's short-route files at 12 s, one
-// thread, was 0.25 % cheaper with it (seeds 1-6), which took it from 0.24 %
-// behind ruin-and-recreate to level. Ruin-and-recreate measured better
-// with it at gh200-sample at 0.5 s (0.743 % against 0.768 %) and
-// gh400-sample at 4 s (0.849 % against 0.897 %, seeds 1-4), level at 500
-// orders (gh1000's first 500 customers at 5 s) and worse at 1,000
-// customers (docs/PERFORMANCE.md). The engine is the one the limit
-// picks (geneticExpected): if the first plan misses orders,
-// ruin-and-recreate runs on the genetic search's ranking.
+// runs, up to windowsMaxOrders. On short routes the genetic search
+// measured better with it at every size tried (200 to 500 orders), while
+// on long routes edges alone did better; ruin-and-recreate measured better
+// with it up to 400 orders, level at 500 and worse at 1,000
+// (docs/PERFORMANCE.md). The engine is the one the limit picks
+// (geneticExpected): if the first plan misses orders, ruin-and-recreate
+// runs on the genetic search's ranking.
 func (s *solver) byWindows() bool {
 	if s.opt.Ablation.EdgeProximity || s.longRoutes {
 		return false
