@@ -1,10 +1,11 @@
 package vrp
 
-// Baseline is a plan made by hand (docs/API.md, "OptionsIn"): orders in file order,
-// each appended to the first vehicle, in vehicle order, whose capacity and
-// shift it still fits. Every vehicle stays open to later orders, so an order
-// that fits none (a late-evening one, say) does not retire the vehicles
-// before it. Time windows are not enforced (stops may be late; Late reports
+// Baseline is the plan of the baseline strategy, the one a dispatcher
+// would make by hand (docs/API.md, "OptionsIn"): orders in file order, each
+// appended to the first vehicle, in vehicle order, whose capacity and shift
+// it still fits. Every vehicle stays open to later orders, so an order that
+// fits none (a late-evening one, say) does not retire the vehicles before
+// it. Time windows are not enforced (stops may be late; Late reports
 // it, the vehicle still waits for a window to open). Orders that fit no
 // vehicle at all get the same reasons as in Solve (too_large;
 // window_unreachable when no vehicle can serve them within its shift even

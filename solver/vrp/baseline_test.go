@@ -98,11 +98,11 @@ func TestBaseline(t *testing.T) {
 	}
 }
 
-// TestBaselineFirstVehicleThatFits is issue 13's case: 150 orders in file
-// order with mixed windows and 6 vehicles, where one late-evening order
-// early in the file used to retire every day-shift vehicle and leave them
-// empty. Every planned order must sit on the first vehicle it fitted when
-// its turn came, and every unassigned order's reason is checked true by
+// TestBaselineFirstVehicleThatFits: 150 orders in file order with mixed
+// windows and 6 vehicles, where one late-evening order early in the file
+// must not retire every day-shift vehicle and leave them empty. Every
+// planned order must sit on the first vehicle it fitted when its turn
+// came, and every unassigned order's reason is checked true by
 // recomputation against the final routes.
 func TestBaselineFirstVehicleThatFits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 150))
@@ -261,8 +261,8 @@ func TestBaselineFirstVehicleThatFits(t *testing.T) {
 	}
 }
 
-// oldBaseline replays the rule issue 13 replaced: a vehicle that does not
-// fit an order is never tried again. It returns the orders assigned and the
+// oldBaseline replays the rule Baseline must not follow: a vehicle that
+// does not fit an order is never tried again. It returns the orders assigned and the
 // vehicles used.
 func oldBaseline(p *Problem, fits func(v int, seq []int, u int) bool) (assigned, used int) {
 	seqs := make([][]int, len(p.Vehicles))

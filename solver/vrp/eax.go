@@ -51,9 +51,9 @@ type eaxScratch struct {
 // useEAX reports whether half the crossovers of the genetic search are EAX:
 // on problems with one vehicle type (the crossover assumes that any route
 // can be driven by any vehicle), short routes (see hasLongRoutes) and at
-// most hgsEAXMaxOrders orders. See hgsEAXShare.
+// most geneticParams.eaxMaxOrders orders. See geneticParams.eaxShare.
 func (s *solver) useEAX() bool {
-	return !s.ab.NoEAX && len(s.types) == 1 && !s.longRoutes && len(s.assignableOrders) <= hgsEAXMaxOrders
+	return !s.opt.Ablation.NoEAX && len(s.types) == 1 && !s.longRoutes && len(s.assignableOrders) <= s.genetic.eaxMaxOrders
 }
 
 // eax builds a child of a and b into st by EAX: a with two random

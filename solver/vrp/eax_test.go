@@ -173,7 +173,7 @@ func TestEAXChildren(t *testing.T) {
 }
 
 // TestUseEAX: EAX is on for one vehicle type, short routes and at most
-// hgsEAXMaxOrders orders, and the eax ablation turns it off.
+// geneticParams.eaxMaxOrders orders, and the eax ablation turns it off.
 func TestUseEAX(t *testing.T) {
 	short := genConfig{orders: 90, vehicles: 14, side: 15000, windowShare: 0.6, capFactor: 1.2, objective: ObjectiveDistance}
 	long := short
@@ -181,7 +181,8 @@ func TestUseEAX(t *testing.T) {
 	hetero := short
 	hetero.hetero = true
 	big := short
-	big.orders, big.vehicles = hgsEAXMaxOrders+1, (hgsEAXMaxOrders+1)/6
+	maxOrders := defaultGeneticParams().eaxMaxOrders
+	big.orders, big.vehicles = maxOrders+1, (maxOrders+1)/6
 	cases := []struct {
 		name string
 		c    genConfig
@@ -196,8 +197,7 @@ func TestUseEAX(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ablate(t, tc.off...)
-			s := newSolver(context.Background(), genProblem(1, tc.c), Options{Threads: 1, Seed: 1, TimeLimit: time.Minute}, time.Now())
+			s := newSolver(context.Background(), genProblem(1, tc.c), ablated(t, Options{Threads: 1, Seed: 1, TimeLimit: time.Minute}, tc.off...), time.Now())
 			if s.edgeAssembly != tc.want {
 				t.Fatalf("edgeAssembly = %v, want %v", s.edgeAssembly, tc.want)
 			}

@@ -7,9 +7,9 @@ import (
 )
 
 // TestSearchByBudget: the genetic search runs when the time limit is long
-// enough for the problem's size and route length (hgsLevelLimit), else
-// ruin-and-recreate; orders the first plan cannot place also leave it to
-// ruin-and-recreate.
+// enough for the problem's size and route length (geneticParams.levelLimit),
+// else ruin-and-recreate; orders the first plan cannot place also leave it
+// to ruin-and-recreate.
 func TestSearchByBudget(t *testing.T) {
 	cases := []struct {
 		orders, capacity int
@@ -19,7 +19,7 @@ func TestSearchByBudget(t *testing.T) {
 		{100, 4, 1500 * time.Millisecond, true}, // Solomon's size and budget
 		{200, 4, 500 * time.Millisecond, false}, // short routes: level near 0.6 s
 		{200, 4, time.Second, true},
-		{400, 4, 4 * time.Second, false}, // level at hgsLevelLimit
+		{400, 4, 4 * time.Second, false}, // level at geneticParams.levelLimit
 		{400, 4, 6 * time.Second, true},
 		{450, 4, 7 * time.Second, false}, // short routes: level near 7.8 s
 		{450, 4, 8 * time.Second, true},

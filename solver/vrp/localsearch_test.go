@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// TestPairWarpBoundsIntraMoves: intraMoves skips a relocation within a
+// TestPairWarpBoundsIntraMoves: relocateWithin skips a relocation within a
 // route when the time warp of the pair the string forms with its new
 // neighbour, added to that of the parts the move keeps, already rules it
 // out. That sum must never exceed the moved route's time warp, whatever

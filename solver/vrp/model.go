@@ -1,28 +1,3 @@
-// Package vrp solves vehicle-routing problems with capacities and time
-// windows (VRPTW) for a single depot and a heterogeneous fleet.
-//
-// The priority is lexicographic: serve as many orders as possible, then
-// minimise the objective (distance or route duration) plus the fixed costs
-// of the vehicles used.
-//
-// Layout:
-//
-//	model.go       public types, Validate, small helpers
-//	schedule.go    Schedule: the one function that turns a sequence into a Route
-//	segment.go     time-window segments used to evaluate moves in O(1)
-//	state.go       the solver's internal solution representation
-//	construct.go   regret-2 insertion construction
-//	localsearch.go relocate / or-opt / swap / 2-opt* / 2-opt local search,
-//	               feasible only (hard mode) or with priced time warp and
-//	               excess load (soft mode)
-//	hgs.go         hybrid genetic search: population, crossover, penalties
-//	ruin.go        ruin-and-recreate (SISR) with simulated annealing, and
-//	               the parallel searches
-//	unassigned.go  reasons and messages for orders that are not planned
-//	baseline.go    the naive file-order baseline
-//	locality.go    the renumbering of large problems for cache locality
-//	solve.go       Solve: orchestration, time limit, progress
-//	bench/         Solomon / Gehring–Homberger benchmark runner and checker
 package vrp
 
 import (
@@ -31,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"routeopt.io/routeopt/solver/vrp/internal/ablation"
 )
 
 // Objective chooses what the solver minimises after the number of served orders.
@@ -113,6 +90,16 @@ type Options struct {
 	// that the budget is the CPU the search actually got. With several
 	// threads it is called concurrently.
 	Now func() time.Time
+
+	// Ablation turns pieces of the solver off, one at a time, for the
+	// benchmark's ablation table (routeopt bench --ablate); its type is
+	// internal to the solver. The zero value, every piece on, is what the
+	// service runs.
+	Ablation ablation.Switches
+
+	// genetic replaces the settings of the genetic search; nil runs
+	// defaultGeneticParams, as the service does. Tests set it.
+	genetic *geneticParams
 }
 
 // Reason says why an order is not planned.

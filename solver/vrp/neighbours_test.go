@@ -42,7 +42,7 @@ func TestNeighboursByWindows(t *testing.T) {
 	if got, want := small.windowProximity(late, a, 1), 10+float64(5000+10-100); got != want {
 		t.Errorf("windowProximity(late, a) = %v, want %v", got, want)
 	}
-	small.ab.EdgeProximity = true
+	small.opt.Ablation.EdgeProximity = true
 	small.buildNeighbours()
 	if got := small.nb[a][:2]; !slices.Equal(got, []int{late, next}) {
 		t.Errorf("window-proximity turned off: neighbours of a %v, want [late next] = %v", got, []int{late, next})

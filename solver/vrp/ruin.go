@@ -3,16 +3,15 @@ package vrp
 import (
 	"cmp"
 	"math"
-	"math/rand/v2"
-	"runtime"
 	"slices"
-	"sync"
 )
 
 // splitStrings enables SISR's split-string removal for half of the strings.
 var splitStrings = true
 
-// Ruin-and-recreate parameters (SISR, Christiaens & Vanden Berghe 2020).
+// Ruin-and-recreate parameters (SISR, Christiaens & Vanden Berghe 2020);
+// docs/PERFORMANCE.md has the measurements behind the defaults that
+// differ from the paper's.
 const (
 	ruinAvgRemoved  = 10.0 // average number of orders removed per string ruin (c-bar)
 	ruinMaxString   = 10.0 // longest string removed from one route (L-max)
@@ -21,28 +20,23 @@ const (
 	ruinSplitDepth  = 0.01 // split strings: chance per order of ending the kept part (beta)
 	// chainAvgRemoved is c-bar of the ruin-and-recreate chains, which run
 	// when the time limit is short for the problem's size (see
-	// hgsLevelLimit) or the first plan misses orders: larger ruins
-	// measured better on the 500-order city problem at 10 s (mean of 12
-	// seeds, 0.8 % cheaper than at 10; gh1000-sample within noise; see
-	// docs/PERFORMANCE.md). The genetic search's ruin mutation keeps
+	// geneticParams.levelLimit) or the first plan misses orders: larger
+	// ruins measured better on the 500-order city problem and level on
+	// 1,000-order ones. The genetic search's ruin mutation keeps
 	// ruinAvgRemoved.
 	chainAvgRemoved = 15.0
 	// Annealing temperatures, in average edge costs of the first plan; the
 	// temperature falls geometrically from start to end over the run (over
 	// the elapsed share of the time limit, or of MaxIterations when set).
-	// An end at 0.03 rather than 0.1 measured better where the chains run
-	// now (gh1000-sample at 60 s, six hard files, seeds 1-2: 1.43 / 1.53 %
-	// against 1.81 / 1.81 %; 0.015: 1.47 %; 0.2: 2.43 %; the city problem
-	// level), though worse when the chains also ran on Solomon's 100
-	// orders (docs/PERFORMANCE.md).
+	// An end at 0.03 measured better than colder or warmer ends on the
+	// large problems where the chains run, and level on the city problem.
 	tempStartPerEdge = 3.0
 	tempEndPerEdge   = 0.03
 	// tempStartPerFixed adds this many average fixed costs of the first
 	// plan's vehicles to the start temperature: emptying a vehicle takes
 	// steps through worse plans, whose size is the fixed cost, not an
-	// edge (city problem at 10 s, mean of 12 seeds: 1.1 % cheaper than
-	// without it; a hotter start without fixed costs made gh1000-sample
-	// worse; see docs/PERFORMANCE.md).
+	// edge. It measured better on the city problem, where a hotter start
+	// without fixed costs made the 1,000-order problems worse.
 	tempStartPerFixed = 8.0
 )
 
@@ -157,96 +151,6 @@ func (c *chain) run(until int) bool {
 // exchanges of their best plans. Counting iterations rather than time keeps
 // a run with MaxIterations reproducible whatever the number of threads.
 const epochIterations = 2000
-
-// search is one thread's improvement method: a ruin-and-recreate chain or
-// a genetic search.
-type search interface {
-	run(until int) bool // iterate up to iteration until; false when the search is over
-	epoch() int         // iterations between two exchanges of parallel searches
-	result() *state     // the best plan found
-	adopt(o *state)     // take o, a better plan of another thread
-}
-
-// newSearch starts a search from st: the genetic search when the first plan
-// serves every assignable order (its penalties only price time and load,
-// so it is not made to trade served orders against cost) and the time
-// limit is long enough for the problem's size (geneticExpected); otherwise
-// ruin-and-recreate, whose acceptance is lexicographic and keeps as many
-// orders as possible.
-func (s *solver) newSearch(st *state) search {
-	if st.missing == 0 && s.geneticExpected() {
-		return s.newHGS(st)
-	}
-	return s.newChain(st)
-}
-
-// improve runs the search from st until the time limit or the iteration
-// cap and returns the best state found. With several threads, independent
-// searches (own random stream each) run in parallel; after every epoch the
-// searches whose best is worse than the overall best take it, so the
-// search concentrates on the best region while the threads keep different
-// trajectories.
-func (s *solver) improve(st *state) *state {
-	threads := s.opt.Threads
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	if len(s.assignableOrders) == 0 || s.stop() {
-		threads = 1
-	}
-	main := s.newSearch(st)
-	if threads == 1 {
-		main.run(math.MaxInt)
-		return main.result()
-	}
-	searches := []search{main}
-	for k := 1; k < threads; k++ {
-		f := s.fork(k)
-		cst := f.newState()
-		cst.copyFrom(st)
-		searches = append(searches, f.newSearch(cst))
-	}
-	alive := make([]bool, threads)
-	epoch := main.epoch()
-	for until := epoch; ; until += epoch {
-		var wg sync.WaitGroup
-		for k, c := range searches[1:] {
-			wg.Go(func() { alive[k+1] = c.run(until) })
-		}
-		alive[0] = main.run(until) // the caller's goroutine: Progress is called from it
-		wg.Wait()
-		b := 0
-		for k := range searches {
-			if better(searches[k].result(), searches[b].result()) {
-				b = k
-			}
-		}
-		if slices.Contains(alive, false) {
-			return searches[b].result()
-		}
-		for k, c := range searches {
-			if k != b && better(searches[b].result(), c.result()) {
-				c.adopt(searches[b].result())
-			}
-		}
-	}
-}
-
-// fork returns a solver sharing s's immutable data with its own scratch
-// space and random stream k, for a parallel chain. It never reports
-// progress.
-func (s *solver) fork(k int) *solver {
-	f := *s
-	f.opt.Progress = nil
-	f.rng = rand.New(rand.NewPCG(uint64(s.opt.Seed), 0x9e3779b97f4a7c15+uint64(k)))
-	f.mark, f.touchMark = make([]int, s.m), make([]int, s.m)
-	f.modified, f.tested, f.moves, f.skipTested = make([]int, s.m), make([]int, s.n), 0, false
-	f.stamp, f.touchStamp, f.iterations, f.blinkGap, f.stopped = 0, 0, 0, 0, false
-	f.bufA, f.bufB, f.list, f.ruined, f.touched, f.changed = nil, nil, nil, nil, nil, nil
-	f.trackChanged, f.queue, f.orders, f.routesBuf = false, nil, nil, nil
-	f.swap = swapCache{}
-	return &f
-}
 
 // temperatures derives the annealing range from the average edge cost of
 // st; the start also counts the average fixed cost of its vehicles.

@@ -7,8 +7,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
-
-	"routeopt.io/routeopt/solver/vrp/internal/ablation"
 )
 
 const (
@@ -19,11 +17,13 @@ const (
 
 // solver holds the immutable data of one Solve call and its scratch space.
 type solver struct {
-	p    *Problem
-	opt  Options
-	ab   ablation.Switches // pieces turned off (benchmarks only)
-	n, m int
-	obj  Objective
+	p   *Problem
+	opt Options
+	// genetic holds the settings of the genetic search and of the choice
+	// of engine.
+	genetic geneticParams
+	n, m    int
+	obj     Objective
 	// legs holds the duration and distance of the leg from location a to
 	// location b at legs[a*size+b]: both in one 8-byte entry, so that
 	// merge, which needs both, reads one cache line, and half the memory
@@ -97,7 +97,7 @@ type solver struct {
 	// adds no less penalty at higher prices, so the pairs of such routes
 	// tested since their last change cannot improve and are skipped too.
 	pricesRose bool
-	// out is what interMoves reads of the strings leaving the order
+	// out is what relocateBetween reads of the strings leaving the order
 	// improveOrder is testing; it holds for one improveOrder call.
 	out outStrings
 	// granular limits the local search to the first granular neighbours of
@@ -142,7 +142,8 @@ type solver struct {
 // ruin-and-recreate with simulated annealing, whose acceptance puts served
 // orders first. With Options.Threads > 1 several searches run in parallel
 // and exchange their best plans (see improve).
-// Only an invalid problem yields an error. For a given seed the search is
+// Only an invalid problem (or invalid settings of the genetic search)
+// yields an error. For a given seed the search is
 // deterministic; with Options.MaxIterations reached before the time limit
 // the result is reproducible run to run, whatever the number of threads.
 func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
@@ -150,6 +151,10 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
 	// (0.6 ms at 1,000 orders), and large problems are renumbered.
 	start := opt.clock()
 	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	genetic := opt.geneticParams()
+	if err := genetic.validate(); err != nil {
 		return nil, err
 	}
 	if ctx == nil {
@@ -179,6 +184,14 @@ func Solve(ctx context.Context, p *Problem, opt Options) (*Solution, error) {
 	return sol, nil
 }
 
+// geneticParams is Options.genetic, or the defaults.
+func (o *Options) geneticParams() geneticParams {
+	if o.genetic != nil {
+		return *o.genetic
+	}
+	return defaultGeneticParams()
+}
+
 // clock is Options.Now, or time.Now.
 func (o *Options) clock() time.Time {
 	if o.Now != nil {
@@ -194,7 +207,7 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 	}
 	n, m := len(p.Orders), len(p.Vehicles)
 	s := &solver{
-		p: p, opt: opt, ab: ablation.Get(), n: n, m: m, obj: p.Objective, size: n + 1,
+		p: p, opt: opt, genetic: opt.geneticParams(), n: n, m: m, obj: p.Objective, size: n + 1,
 		capacity: make([]float64, m), fixed: make([]float64, m),
 		demand: make([]float64, n), single: make([]seg, n), depot: make([]seg, m),
 		typeOf: make([]int, m), depotCost: make([]int, n), width: make([]int, n),
@@ -368,22 +381,15 @@ const windowsMaxOrders = 450
 // byWindows reports whether neighbours are ranked by windowProximity: on
 // problems with short routes (s.longRoutes false, see hasLongRoutes)
 // where the genetic search runs, at any size, or where ruin-and-recreate
-// runs, up to windowsMaxOrders. It gave gh400's short-route files at 30 s
-// 0.497 % against 0.546 % with edges alone (12 seeds; rc1_4_1 0.50
-// against 0.74 %) and gh200's r1 and rc1 files at 5 s 0.082 % against
-// 0.150 % (8 seeds), while long routes lost (gh200's r2_2_1 at 5 s 0.49
-// against 0.04 %, gh400's r2_4_1 0.41 against 0.32 %). The genetic search
-// on the first 500 customers of gh1000's short-route files at 12 s, one
-// thread, was 0.25 % cheaper with it (seeds 1-6), which took it from 0.24 %
-// behind ruin-and-recreate to level. Ruin-and-recreate measured better
-// with it at gh200-sample at 0.5 s (0.743 % against 0.768 %) and
-// gh400-sample at 4 s (0.849 % against 0.897 %, seeds 1-4), level at 500
-// orders (gh1000's first 500 customers at 5 s) and worse at 1,000
-// customers (docs/PERFORMANCE.md). The engine is the one the limit
-// picks (geneticExpected): if the first plan misses orders,
-// ruin-and-recreate runs on the genetic search's ranking.
+// runs, up to windowsMaxOrders. On short routes the genetic search
+// measured better with it at every size tried (200 to 500 orders), while
+// on long routes edges alone did better; ruin-and-recreate measured better
+// with it up to 400 orders, level at 500 and worse at 1,000
+// (docs/PERFORMANCE.md). The engine is the one the limit picks
+// (geneticExpected): if the first plan misses orders, ruin-and-recreate
+// runs on the genetic search's ranking.
 func (s *solver) byWindows() bool {
-	if s.ab.EdgeProximity || s.longRoutes {
+	if s.opt.Ablation.EdgeProximity || s.longRoutes {
 		return false
 	}
 	return len(s.assignableOrders) <= windowsMaxOrders || s.geneticExpected()

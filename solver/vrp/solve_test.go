@@ -46,9 +46,8 @@ func TestSolveMatchesBruteForce(t *testing.T) {
 			engine, off = "chains", []string{"genetic"}
 		}
 		t.Run(fmt.Sprintf("%d_%s_n%d_m%d_%s", i, obj, c.orders, c.vehicles, engine), func(t *testing.T) {
-			ablate(t, off...)
 			wantServed, wantCost := bruteForce(p)
-			sol, err := Solve(context.Background(), p, Options{TimeLimit: 5 * time.Second, Seed: int64(i), MaxIterations: 3000})
+			sol, err := Solve(context.Background(), p, ablated(t, Options{TimeLimit: 5 * time.Second, Seed: int64(i), MaxIterations: 3000}, off...))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -373,8 +372,7 @@ func TestSolveInternalConsistency(t *testing.T) {
 		p := genProblem(uint64(50+i), c)
 		for _, off := range [][]string{nil, {"genetic"}} {
 			t.Run(fmt.Sprint(i, off), func(t *testing.T) {
-				ablate(t, off...)
-				sol, err := Solve(context.Background(), p, Options{TimeLimit: 10 * time.Second, Seed: int64(i), MaxIterations: 300})
+				sol, err := Solve(context.Background(), p, ablated(t, Options{TimeLimit: 10 * time.Second, Seed: int64(i), MaxIterations: 300}, off...))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -394,13 +392,12 @@ func TestSolveThreads(t *testing.T) {
 		off   []string
 		iters int
 	}{
-		{"genetic", nil, hgsEpoch + 30},
+		{"genetic", nil, defaultGeneticParams().exchangeEvery + 30},
 		{"chains", []string{"genetic"}, epochIterations + 300},
 	} {
 		for _, threads := range []int{1, 3} {
 			t.Run(fmt.Sprint(tc.name, threads), func(t *testing.T) {
-				ablate(t, tc.off...)
-				solveTwice(t, p, Options{TimeLimit: time.Minute, Seed: 3, MaxIterations: tc.iters, Threads: threads})
+				solveTwice(t, p, ablated(t, Options{TimeLimit: time.Minute, Seed: 3, MaxIterations: tc.iters, Threads: threads}, tc.off...))
 			})
 		}
 	}
@@ -427,8 +424,7 @@ func TestSkippedPairsCannotImprove(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ablate(t, "skip-tested")
-			all, err := Solve(context.Background(), p, opt)
+			all, err := Solve(context.Background(), p, ablated(t, opt, "skip-tested"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -472,13 +468,14 @@ func solveTwice(t *testing.T, p *Problem, opt Options) *Solution {
 	return a
 }
 
-// ablate turns the named pieces of the solver off until the test ends.
-func ablate(t *testing.T, off ...string) {
+// ablated is opt with the named pieces of the solver turned off.
+func ablated(t testing.TB, opt Options, off ...string) Options {
 	t.Helper()
-	if err := ablation.Set(off); err != nil {
+	var err error
+	if opt.Ablation, err = ablation.Parse(off); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = ablation.Set(nil) })
+	return opt
 }
 
 // TestSolveClock: Options.Now drives the time limit. A clock that advances

@@ -32,11 +32,11 @@ const swapStarNeighbours = 3
 
 // intensify reports whether this local search ends with RELOCATE* and
 // SWAP*: in the genetic search (soft mode), when routes are short and the
-// time limit gives at least hgsWidePerOrder per order. They make a child
-// about 1.5 times slower, which pays at gh400's 75 ms per order but not at
-// Solomon's 15 or gh200's 25 (docs/PERFORMANCE.md).
+// time limit gives at least widePerOrder (geneticParams) per order. They
+// make a child about 1.5 times slower, which pays at 75 ms per order but
+// not at 15 or 25 (docs/PERFORMANCE.md).
 func (s *solver) intensify() bool {
-	return s.soft && s.longBudget && !s.longRoutes && !s.ab.NoSwapStar
+	return s.soft && s.longBudget && !s.longRoutes && !s.opt.Ablation.NoSwapStar
 }
 
 // best3 is an order's three cheapest insertion positions in one route.

@@ -120,10 +120,11 @@ func TestIntensify(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			opt := Options{Threads: 1, Seed: 1, TimeLimit: c.limit}
 			if c.ablate {
-				ablate(t, "swap-star")
+				opt = ablated(t, opt, "swap-star")
 			}
-			s := newSolver(context.Background(), problem(c.capacity), Options{Threads: 1, Seed: 1, TimeLimit: c.limit}, time.Now())
+			s := newSolver(context.Background(), problem(c.capacity), opt, time.Now())
 			s.soft = c.soft
 			if got := s.intensify(); got != c.want {
 				t.Fatalf("intensify = %v, want %v", got, c.want)

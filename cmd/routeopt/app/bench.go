@@ -55,7 +55,8 @@ table of docs/PERFORMANCE.md:
 					off = append(off, p)
 				}
 			}
-			if err := bench.Ablate(off); err != nil {
+			var err error
+			if cfg.Ablation, err = bench.ParseAblation(off); err != nil {
 				return fmt.Errorf("--ablate: %w", err)
 			}
 			if cfg.Iterations < 0 {
@@ -76,12 +77,11 @@ table of docs/PERFORMANCE.md:
 				defer stop()
 			}
 			if realistic {
-				return bench.RunRealistic(ctx, cmd.OutOrStdout(), cfg.Seconds, cfg.Threads, cfg.Seed)
+				return bench.RunRealistic(ctx, cmd.OutOrStdout(), cfg.Seconds, cfg.Threads, cfg.Seed, cfg.Ablation)
 			}
 			if cfg.Seconds <= 0 {
 				return errors.New("--seconds must be > 0")
 			}
-			var err error
 			if cfg.FS, cfg.Source, err = benchSource(set, flags.Changed("set"), dir); err != nil {
 				return err
 			}

@@ -44,8 +44,9 @@ func runBench(t *testing.T, args ...string) (string, error) {
 
 // TestBenchIterationsAndProfile: --iterations makes a run a fixed amount
 // of work (two runs with the same seed write the same row, whatever the
-// time they took), --cpuprofile writes a pprof file, and bad values are
-// refused before anything runs.
+// time they took), --cpuprofile writes a pprof file, and bad values
+// (--ablate with an unknown piece among them) are refused before anything
+// runs.
 func TestBenchIterationsAndProfile(t *testing.T) {
 	dir := writeInstance(t)
 	rows := make([]string, 2)
@@ -80,6 +81,7 @@ func TestBenchIterationsAndProfile(t *testing.T) {
 		match string
 	}{
 		{[]string{"--dir", dir, "--iterations", "-1"}, "--iterations must be >= 0"},
+		{[]string{"--ablate", "genetic, nope"}, `--ablate: unknown piece "nope"`},
 		{[]string{"--realistic", "--iterations", "5"}, "--iterations applies to instance sets"},
 		{[]string{"--dir", dir, "--seconds", "0.01", "--cpuprofile", filepath.Join(dir, "missing", "cpu.prof")}, "--cpuprofile"},
 	} {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"routeopt.io/routeopt/solver/vrp"
+	"routeopt.io/routeopt/solver/vrp/internal/ablation"
 )
 
 // Realistic builds the 500-order city problem: a 25 km x 25 km
@@ -103,8 +104,9 @@ func peakMemory(f func()) (sys, heap uint64) {
 // the construction (the time to a first feasible plan), then with the full
 // limit, and prints the figures against the baseline with the peak memory.
 // The baseline leaves orders unplanned when shifts run out, so the saving is
-// also given per served order.
-func RunRealistic(ctx context.Context, w io.Writer, seconds float64, threads int, seed int64) error {
+// also given per served order. Both solves run with the pieces off turned
+// off (see ParseAblation).
+func RunRealistic(ctx context.Context, w io.Writer, seconds float64, threads int, seed int64, off ablation.Switches) error {
 	p := Realistic(1)
 	base, err := vrp.Baseline(p)
 	if err != nil {
@@ -130,7 +132,7 @@ func RunRealistic(ctx context.Context, w io.Writer, seconds float64, threads int
 		return k
 	}
 	t0, c0 := time.Now(), cpuTime()
-	first, err := vrp.Solve(ctx, p, vrp.Options{TimeLimit: time.Millisecond, Seed: seed, Threads: 1})
+	first, err := vrp.Solve(ctx, p, vrp.Options{TimeLimit: time.Millisecond, Seed: seed, Threads: 1, Ablation: off})
 	if err != nil {
 		return err
 	}
@@ -139,7 +141,7 @@ func RunRealistic(ctx context.Context, w io.Writer, seconds float64, threads int
 	var elapsed time.Duration
 	sys, heap := peakMemory(func() {
 		t := time.Now()
-		sol, err = vrp.Solve(ctx, p, vrp.Options{TimeLimit: time.Duration(seconds * float64(time.Second)), Seed: seed, Threads: threads})
+		sol, err = vrp.Solve(ctx, p, vrp.Options{TimeLimit: time.Duration(seconds * float64(time.Second)), Seed: seed, Threads: threads, Ablation: off})
 		elapsed = time.Since(t)
 	})
 	if err != nil {

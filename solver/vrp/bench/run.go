@@ -82,6 +82,9 @@ type Config struct {
 	// wall-clock time, so that other work on a shared machine does not
 	// shorten the search. Run one instance at a time per process.
 	CPUTime bool
+	// Ablation turns pieces of the solver off (see ParseAblation); the
+	// zero value is the full solver.
+	Ablation ablation.Switches
 }
 
 // Result is one instance's row.
@@ -177,6 +180,7 @@ func RunOne(ctx context.Context, file string, cfg Config, bks map[string]int) (R
 	opt := vrp.Options{
 		TimeLimit: time.Duration(cfg.Seconds * float64(time.Second)),
 		Seed:      cfg.Seed, Threads: cfg.Threads, MaxIterations: cfg.Iterations,
+		Ablation: cfg.Ablation,
 	}
 	now := time.Now
 	if cfg.CPUTime {
@@ -361,10 +365,11 @@ func ReadResults(r io.Reader) ([]Result, error) {
 	return out, nil
 }
 
-// Ablate turns the named pieces of the solver off for the rest of the
-// process (see AblationPieces); nil turns every piece back on.
-func Ablate(off []string) error { return ablation.Set(off) }
+// ParseAblation returns the switches that turn the named pieces of the
+// solver off (see AblationPieces), for Config.Ablation and RunRealistic;
+// none is the full solver.
+func ParseAblation(off []string) (ablation.Switches, error) { return ablation.Parse(off) }
 
-// AblationPieces lists the pieces Ablate can turn off, with what turning
+// AblationPieces lists the pieces ParseAblation knows, with what turning
 // each off means, one per line.
 func AblationPieces() string { return ablation.Help() }

@@ -1,15 +1,15 @@
-// Package ablation switches single pieces of solver/vrp off, so that the
-// ablation table of docs/PERFORMANCE.md can be measured with the same
-// binary (routeopt bench --ablate). The switches are process-wide: set
-// them before solving, never while a solve runs. Only the benchmark runner
-// sets them; the service always runs with all pieces on.
+// Package ablation names the pieces of solver/vrp that can be switched
+// off one at a time, so that the ablation table of docs/PERFORMANCE.md can
+// be measured with the same binary (routeopt bench --ablate). A solve
+// takes its Switches in vrp.Options.Ablation, so solves with different
+// pieces off can run side by side. Only the benchmark runner and tests
+// set them; the service always runs the zero value, all pieces on.
 package ablation
 
 import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 )
 
 // Switches turns pieces off; the zero value is the full solver.
@@ -41,29 +41,18 @@ var names = []piece{
 	{"window-proximity", "short-route problems of the genetic search rank neighbours by edges only, not also by how their windows follow", func(s *Switches) { s.EdgeProximity = true }},
 }
 
-var current atomic.Pointer[Switches]
-
-// Get returns the switches in force.
-func Get() Switches {
-	if s := current.Load(); s != nil {
-		return *s
-	}
-	return Switches{}
-}
-
-// Set turns off the named pieces (see Help); an empty list restores the
-// full solver.
-func Set(off []string) error {
+// Parse returns the switches that turn off the named pieces (see Help);
+// an empty list is the full solver.
+func Parse(off []string) (Switches, error) {
 	var s Switches
 	for _, n := range off {
 		i := slices.IndexFunc(names, func(x piece) bool { return x.name == n })
 		if i < 0 {
-			return fmt.Errorf("unknown piece %q; known: %s", n, strings.Join(Names(), ", "))
+			return Switches{}, fmt.Errorf("unknown piece %q; known: %s", n, strings.Join(Names(), ", "))
 		}
 		names[i].set(&s)
 	}
-	current.Store(&s)
-	return nil
+	return s, nil
 }
 
 // Names lists the pieces that can be turned off.
