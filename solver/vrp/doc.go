@@ -20,7 +20,8 @@
 //	params.go       settings of the genetic search and of the engine choice
 //	schedule.go     Schedule: the one function that turns a sequence into a Route
 //	segment.go      time-window segments that price a move in O(1)
-//	state.go        the solver's plan, its incremental refresh, cheapest insertion
+//	state.go        the solver's plan and its incremental refresh
+//	insertion.go    the cheapest feasible insertion of an order, window-pruned
 //	construct.go    regret-2 insertion: the first plan
 //	localsearch.go  the local search's driver: passes, pair filter, move order
 //	relocate.go     relocate and or-opt, between routes and within one

@@ -2,7 +2,9 @@ package vrp
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -71,5 +73,37 @@ func TestPairWarpBoundsIntraMoves(t *testing.T) {
 			t.Fatalf("broken %v: %d of %d moves with pair time warp: the bound was not exercised", broken, ruled, checked)
 		}
 		t.Logf("broken %v: %d moves checked, %d with pair time warp", broken, checked, ruled)
+	}
+}
+
+// TestSkippedPairsCannotImprove: the local search skips the pairs of orders
+// it tested since their routes last changed, and in the genetic search's
+// repair, whose prices are higher, also those whose routes are both free of
+// time warp and excess load (pricesRose). Neither can skip an improving
+// move, so re-testing every pair (the skip-tested ablation) must give the
+// same plans at the same seed and iteration count.
+func TestSkippedPairsCannotImprove(t *testing.T) {
+	cases := []genConfig{
+		// short routes: EAX and the changed-route search of children
+		{orders: 80, vehicles: 12, side: 15000, windowShare: 0.8, capFactor: 1.1, objective: ObjectiveDistance},
+		// long routes, duration objective, mixed fleet: the full search
+		{orders: 120, vehicles: 4, side: 20000, windowShare: 0.5, capFactor: 3, objective: ObjectiveDuration, fixedCost: 900, hetero: true, asymmetric: true},
+	}
+	for i, c := range cases {
+		p := genProblem(uint64(31+i), c)
+		t.Run(fmt.Sprintf("n%d_m%d_%s", c.orders, c.vehicles, c.objective), func(t *testing.T) {
+			opt := raceBudget(Options{TimeLimit: time.Minute, Seed: 5, MaxIterations: 300})
+			skipping, err := Solve(context.Background(), p, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := Solve(context.Background(), p, ablated(t, opt, "skip-tested"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(skipping, all) {
+				t.Errorf("skipping tested pairs changed the plan: cost %v, re-testing all %v", skipping.Cost, all.Cost)
+			}
+		})
 	}
 }
