@@ -78,8 +78,9 @@ lint-dockerfile: $(DOCKERFILE_LINT) ## Lint the Dockerfile with BuildKit's check
 	$(DOCKERFILE_LINT) Dockerfile
 
 .PHONY: verify
-verify: manifests generate portal ## Fail when generated files (CRDs, RBAC, the portal build) are stale or code is not gofmt-clean.
+verify: manifests generate portal ## Fail when generated files (CRDs, RBAC, the portal build) are stale, code is not gofmt-clean, or a tracked file speaks of anything but the product.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	@go run ./hack/productonly || { echo "tracked files must speak of the product only: reword, or allow a real use in hack/productonly/allow.txt"; exit 1; }
 	@git diff --exit-code -- config api || { echo "generated files are stale: run make manifests generate"; exit 1; }
 	@go mod tidy -diff || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
 	@test -z "$$(git status --porcelain -- webserver/portal/dist)" || { git status --porcelain -- webserver/portal/dist; echo "portal build is stale: run make portal"; exit 1; }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -214,4 +215,18 @@ func mustParse(t *testing.T, list string) []*allowance {
 		t.Fatal(err)
 	}
 	return allow
+}
+
+// TestRepositorySpeaksOfTheProductOnly runs the check over this
+// repository's tracked files, as make verify does, so that make test fails
+// too when a file cites something outside it or speaks of the work.
+func TestRepositorySpeaksOfTheProductOnly(t *testing.T) {
+	root, files, err := trackedFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(os.DirFS(root), files, "hack/productonly/allow.txt", &stdout, &stderr); code != 0 {
+		t.Errorf("exit %d:\n%s%s", code, stdout.String(), stderr.String())
+	}
 }
