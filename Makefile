@@ -13,12 +13,15 @@ CONTAINER_TOOL ?= docker
 CONTROLLER_GEN_VERSION ?= v0.23.0
 KUSTOMIZE_VERSION ?= v5.8.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
+# The Kube API Linter is pinned to a commit (a Go pseudo-version).
+KUBE_API_LINTER_VERSION ?= v0.0.0-20260716143926-092fe0c72997
 # The control plane (kube-apiserver v1.36.3, etcd v3.6.x) is pinned in hack/k8s/go.mod.
 # The Dockerfile linter (BuildKit v0.34.2's checks) is pinned in hack/dockerfile-lint/go.mod.
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KUBE_API_LINTER ?= $(LOCALBIN)/golangci-lint-kube-api-linter-$(KUBE_API_LINTER_VERSION)
 DOCKERFILE_LINT ?= $(LOCALBIN)/dockerfile-lint
 
 # The portal (webserver/portal): TypeScript built by esbuild into
@@ -69,8 +72,12 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) lint-dockerfile ## Run golangci-lint and the Dockerfile checks.
+lint: $(GOLANGCI_LINT) lint-api lint-dockerfile ## Run golangci-lint, the Kube API Linter and the Dockerfile checks.
 	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-api
+lint-api: $(KUBE_API_LINTER) ## Lint the CRD types (api/) with the Kube API Linter (.golangci-kal.yml).
+	$(KUBE_API_LINTER) run -c .golangci-kal.yml ./api/...
 
 .PHONY: lint-dockerfile
 lint-dockerfile: $(DOCKERFILE_LINT) ## Lint the Dockerfile with BuildKit's checks (those of docker build --check).
@@ -220,6 +227,9 @@ $(KUSTOMIZE): | $(LOCALBIN)
 
 $(GOLANGCI_LINT): | $(LOCALBIN)
 	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+$(KUBE_API_LINTER): | $(LOCALBIN)
+	$(call go-install-tool,$(KUBE_API_LINTER),sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter,$(KUBE_API_LINTER_VERSION))
 
 $(DOCKERFILE_LINT): hack/dockerfile-lint/go.mod hack/dockerfile-lint/go.sum hack/dockerfile-lint/main.go | $(LOCALBIN)
 	cd hack/dockerfile-lint && CGO_ENABLED=0 go build -trimpath -o $(DOCKERFILE_LINT) .
