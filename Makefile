@@ -15,6 +15,8 @@ KUSTOMIZE_VERSION ?= v5.8.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
 # The Kube API Linter is pinned to a commit (a Go pseudo-version).
 KUBE_API_LINTER_VERSION ?= v0.0.0-20260716143926-092fe0c72997
+# deadcode is golang.org/x/tools/cmd/deadcode of this golang.org/x/tools release.
+DEADCODE_VERSION ?= v0.51.0
 # The control plane (kube-apiserver v1.36.3, etcd v3.6.x) is pinned in hack/k8s/go.mod.
 # The Dockerfile linter (BuildKit v0.34.2's checks) is pinned in hack/dockerfile-lint/go.mod.
 
@@ -22,6 +24,7 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 KUBE_API_LINTER ?= $(LOCALBIN)/golangci-lint-kube-api-linter-$(KUBE_API_LINTER_VERSION)
+DEADCODE ?= $(LOCALBIN)/deadcode-$(DEADCODE_VERSION)
 DOCKERFILE_LINT ?= $(LOCALBIN)/dockerfile-lint
 
 # The portal (webserver/portal): TypeScript built by esbuild into
@@ -85,11 +88,20 @@ lint-dockerfile: $(DOCKERFILE_LINT) ## Lint the Dockerfile with BuildKit's check
 	$(DOCKERFILE_LINT) Dockerfile
 
 .PHONY: verify
-verify: manifests generate portal ## Fail when generated files (CRDs, RBAC, the portal build) are stale or code is not gofmt-clean.
+verify: manifests generate portal deadcode ## Fail when generated files (CRDs, RBAC, the portal build) are stale, code is not gofmt-clean or a function is dead.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	@git diff --exit-code -- config api || { echo "generated files are stale: run make manifests generate"; exit 1; }
 	@go mod tidy -diff || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
 	@test -z "$$(git status --porcelain -- webserver/portal/dist)" || { git status --porcelain -- webserver/portal/dist; echo "portal build is stale: run make portal"; exit 1; }
+
+# The product's packages: every top-level directory but test/, whose
+# packages exist for the tests (a function only tests call is dead there).
+DEADCODE_PACKAGES := ^routeopt\.io/routeopt/(api|cmd|controllers|hack|solver|webserver)(/|$$)
+
+.PHONY: deadcode
+deadcode: $(DEADCODE) ## Fail on a function of the product that no command (main package) reaches; test/ is left out.
+	@out=$$($(DEADCODE) -filter '$(DEADCODE_PACKAGES)' ./...); \
+	test -z "$$out" || { echo "$$out"; echo "unreachable from every command: use it, move it into a _test.go file, or delete it"; exit 1; }
 
 .PHONY: portal-deps
 portal-deps: $(PORTAL_WEB)/node_modules/.package-lock.json ## Install the portal's pinned npm packages (npm ci).
@@ -230,6 +242,9 @@ $(GOLANGCI_LINT): | $(LOCALBIN)
 
 $(KUBE_API_LINTER): | $(LOCALBIN)
 	$(call go-install-tool,$(KUBE_API_LINTER),sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter,$(KUBE_API_LINTER_VERSION))
+
+$(DEADCODE): | $(LOCALBIN)
+	$(call go-install-tool,$(DEADCODE),golang.org/x/tools/cmd/deadcode,$(DEADCODE_VERSION))
 
 $(DOCKERFILE_LINT): hack/dockerfile-lint/go.mod hack/dockerfile-lint/go.sum hack/dockerfile-lint/main.go | $(LOCALBIN)
 	cd hack/dockerfile-lint && CGO_ENABLED=0 go build -trimpath -o $(DOCKERFILE_LINT) .
