@@ -139,15 +139,51 @@ kubectl: $(K8SBIN)/kubectl ## Build kubectl (same version as the control plane) 
 $(K8SBIN)/kubectl: hack/k8s/go.mod hack/k8s/go.sum
 	cd hack/k8s && CGO_ENABLED=0 go build -trimpath -o $(K8SBIN)/kubectl k8s.io/kubernetes/cmd/kubectl
 
+# The test tiers, by package; make test runs them all in one go test.
+# Integration: the envtest suites and the dev-mode tests (cmd/routeopt/app
+# and its devplane start a real etcd and kube-apiserver); e2e: routeopt's
+# processes, built from source, against a control plane; browser: the
+# portal in headless Chromium; unit: every other package.
+TEST_INTEGRATION_PKGS := ./test/integration/ ./cmd/routeopt/app/...
+TEST_E2E_PKGS := ./test/e2e/...
+TEST_BROWSER_PKGS := ./test/browser/
+TEST_UNIT_PKGS = $(shell go list ./... | grep -Ev '^routeopt\.io/routeopt/(test/(integration|e2e|browser)|cmd/routeopt/app)(/|$$)')
+GOTEST = go test -timeout $(TEST_TIMEOUT) -artifacts -outputdir=$(CURDIR)/test-output $(GOTEST_FLAGS)
+
 .PHONY: test
-test: manifests generate envtest vet build-installer build-static portal-deps ## Run every test, envtest integration and the browser tests included; screenshots land in test-output/.
-	$(MAKE) --no-print-directory build-installer COMPONENTS="prometheus network-policy" INSTALLER=dist/install-all.yaml IMG=registry.example.com/routeopt:v0.0.0-test
+test: manifests generate envtest vet test-installers build-static portal-deps ## Run every test (the four tiers below at once), after go vet and the static-build check; screenshots land in test-output/.
 	@mkdir -p test-output
-	KUBEBUILDER_ASSETS=$(K8SBIN) go test -timeout $(TEST_TIMEOUT) -artifacts -outputdir=$(CURDIR)/test-output $(GOTEST_FLAGS) ./... 
+	KUBEBUILDER_ASSETS=$(K8SBIN) $(GOTEST) ./...
+
+.PHONY: test-unit
+test-unit: manifests generate ## Run the unit tests: every package but the integration, e2e and browser tiers'; no control plane.
+	@mkdir -p test-output
+	$(GOTEST) $(TEST_UNIT_PKGS)
+
+.PHONY: test-integration
+test-integration: manifests generate envtest test-installers ## Run test/integration (envtest) and the dev-mode tests of cmd/routeopt/app, on the local control plane.
+	@mkdir -p test-output
+	KUBEBUILDER_ASSETS=$(K8SBIN) $(GOTEST) $(TEST_INTEGRATION_PKGS)
+
+.PHONY: test-e2e
+test-e2e: manifests generate envtest build-installer ## Run test/e2e: routeopt's processes with the real Job controller and garbage collector.
+	@mkdir -p test-output
+	KUBEBUILDER_ASSETS=$(K8SBIN) $(GOTEST) $(TEST_E2E_PKGS)
+
+.PHONY: test-browser
+test-browser: manifests generate envtest portal-deps ## Run test/browser: the portal in headless Chromium (Debian's chromium), axe-core included.
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { echo "chromium not found: the browser tests need it (apt-get install chromium)"; exit 1; }
+	@mkdir -p test-output
+	KUBEBUILDER_ASSETS=$(K8SBIN) $(GOTEST) $(TEST_BROWSER_PKGS)
+
+# test-installers renders what the install tests read: dist/install.yaml
+# (IMG) and dist/install-all.yaml (every component, a test image).
+.PHONY: test-installers
+test-installers: build-installer
+	$(MAKE) --no-print-directory build-installer COMPONENTS="prometheus network-policy" INSTALLER=dist/install-all.yaml IMG=registry.example.com/routeopt:v0.0.0-test
 
 .PHONY: test-race
-test-race: manifests generate envtest vet build-installer build-static portal-deps ## Run every test as make test does, under the race detector.
-	$(MAKE) --no-print-directory build-installer COMPONENTS="prometheus network-policy" INSTALLER=dist/install-all.yaml IMG=registry.example.com/routeopt:v0.0.0-test
+test-race: manifests generate envtest vet test-installers build-static portal-deps ## Run every test as make test does, under the race detector.
 	@mkdir -p test-output/race
 	KUBEBUILDER_ASSETS=$(K8SBIN) go test -race -timeout $(RACE_TIMEOUT) -artifacts -outputdir=$(CURDIR)/test-output/race $(GOTEST_FLAGS) ./...
 
