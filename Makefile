@@ -13,12 +13,18 @@ CONTAINER_TOOL ?= docker
 CONTROLLER_GEN_VERSION ?= v0.23.0
 KUSTOMIZE_VERSION ?= v5.8.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
+# The Kube API Linter is pinned to a commit (a Go pseudo-version).
+KUBE_API_LINTER_VERSION ?= v0.0.0-20260716143926-092fe0c72997
+# deadcode is golang.org/x/tools/cmd/deadcode of this golang.org/x/tools release.
+DEADCODE_VERSION ?= v0.51.0
 # The control plane (kube-apiserver v1.36.3, etcd v3.6.x) is pinned in hack/k8s/go.mod.
 # The Dockerfile linter (BuildKit v0.34.2's checks) is pinned in hack/dockerfile-lint/go.mod.
 
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_GEN_VERSION)
 KUSTOMIZE ?= $(LOCALBIN)/kustomize-$(KUSTOMIZE_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+KUBE_API_LINTER ?= $(LOCALBIN)/golangci-lint-kube-api-linter-$(KUBE_API_LINTER_VERSION)
+DEADCODE ?= $(LOCALBIN)/deadcode-$(DEADCODE_VERSION)
 DOCKERFILE_LINT ?= $(LOCALBIN)/dockerfile-lint
 
 # The portal (webserver/portal): TypeScript built by esbuild into
@@ -69,8 +75,12 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) lint-dockerfile ## Run golangci-lint and the Dockerfile checks.
+lint: $(GOLANGCI_LINT) lint-api lint-dockerfile ## Run golangci-lint, the Kube API Linter and the Dockerfile checks.
 	$(GOLANGCI_LINT) run ./...
+
+.PHONY: lint-api
+lint-api: $(KUBE_API_LINTER) ## Lint the CRD types (api/) with the Kube API Linter (.golangci-kal.yml).
+	$(KUBE_API_LINTER) run -c .golangci-kal.yml ./api/...
 
 .PHONY: lint-dockerfile
 lint-dockerfile: $(DOCKERFILE_LINT) ## Lint the Dockerfile with BuildKit's checks (those of docker build --check).
@@ -78,12 +88,21 @@ lint-dockerfile: $(DOCKERFILE_LINT) ## Lint the Dockerfile with BuildKit's check
 	$(DOCKERFILE_LINT) Dockerfile
 
 .PHONY: verify
-verify: manifests generate portal ## Fail when generated files (CRDs, RBAC, the portal build) are stale, code is not gofmt-clean, or a tracked file speaks of anything but the product.
+verify: manifests generate portal deadcode ## Fail when generated files (CRDs, RBAC, the portal build) are stale, code is not gofmt-clean, a function is dead, or a tracked file speaks of anything but the product.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	@go run ./hack/productonly || { echo "tracked files must speak of the product only: reword, or allow a real use in hack/productonly/allow.txt"; exit 1; }
 	@git diff --exit-code -- config api || { echo "generated files are stale: run make manifests generate"; exit 1; }
 	@go mod tidy -diff || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
 	@test -z "$$(git status --porcelain -- webserver/portal/dist)" || { git status --porcelain -- webserver/portal/dist; echo "portal build is stale: run make portal"; exit 1; }
+
+# The product's packages: every top-level directory but test/, whose
+# packages exist for the tests (a function only tests call is dead there).
+DEADCODE_PACKAGES := ^routeopt\.io/routeopt/(api|cmd|controllers|hack|solver|webserver)(/|$$)
+
+.PHONY: deadcode
+deadcode: $(DEADCODE) ## Fail on a function of the product that no command (main package) reaches; test/ is left out.
+	@out=$$($(DEADCODE) -filter '$(DEADCODE_PACKAGES)' ./...); \
+	test -z "$$out" || { echo "$$out"; echo "unreachable from every command: use it, move it into a _test.go file, or delete it"; exit 1; }
 
 .PHONY: portal-deps
 portal-deps: $(PORTAL_WEB)/node_modules/.package-lock.json ## Install the portal's pinned npm packages (npm ci).
@@ -121,15 +140,51 @@ kubectl: $(K8SBIN)/kubectl ## Build kubectl (same version as the control plane) 
 $(K8SBIN)/kubectl: hack/k8s/go.mod hack/k8s/go.sum
 	cd hack/k8s && CGO_ENABLED=0 go build -trimpath -o $(K8SBIN)/kubectl k8s.io/kubernetes/cmd/kubectl
 
+# The test tiers, by package; make test runs them all in one go test.
+# Integration: the envtest suites and the dev-mode tests (cmd/routeopt/app
+# and its devplane start a real etcd and kube-apiserver); e2e: routeopt's
+# processes, built from source, against a control plane; browser: the
+# portal in headless Chromium; unit: every other package.
+TEST_INTEGRATION_PKGS := ./test/integration/ ./cmd/routeopt/app/...
+TEST_E2E_PKGS := ./test/e2e/...
+TEST_BROWSER_PKGS := ./test/browser/
+TEST_UNIT_PKGS = $(shell go list ./... | grep -Ev '^routeopt\.io/routeopt/(test/(integration|e2e|browser)|cmd/routeopt/app)(/|$$)')
+GOTEST = go test -timeout $(TEST_TIMEOUT) -artifacts -outputdir=$(CURDIR)/test-output $(GOTEST_FLAGS)
+
 .PHONY: test
-test: manifests generate envtest vet build-installer build-static portal-deps ## Run every test, envtest integration and the browser tests included; screenshots land in test-output/.
-	$(MAKE) --no-print-directory build-installer COMPONENTS="prometheus network-policy" INSTALLER=dist/install-all.yaml IMG=registry.example.com/routeopt:v0.0.0-test
+test: manifests generate envtest vet test-installers build-static portal-deps ## Run every test (the four tiers below at once), after go vet and the static-build check; screenshots land in test-output/.
 	@mkdir -p test-output
-	KUBEBUILDER_ASSETS=$(K8SBIN) go test -timeout $(TEST_TIMEOUT) -artifacts -outputdir=$(CURDIR)/test-output $(GOTEST_FLAGS) ./... 
+	KUBEBUILDER_ASSETS=$(K8SBIN) $(GOTEST) ./...
+
+.PHONY: test-unit
+test-unit: manifests generate ## Run the unit tests: every package but the integration, e2e and browser tiers'; no control plane.
+	@mkdir -p test-output
+	$(GOTEST) $(TEST_UNIT_PKGS)
+
+.PHONY: test-integration
+test-integration: manifests generate envtest test-installers ## Run test/integration (envtest) and the dev-mode tests of cmd/routeopt/app, on the local control plane.
+	@mkdir -p test-output
+	KUBEBUILDER_ASSETS=$(K8SBIN) $(GOTEST) $(TEST_INTEGRATION_PKGS)
+
+.PHONY: test-e2e
+test-e2e: manifests generate envtest build-installer ## Run test/e2e: routeopt's processes with the real Job controller and garbage collector.
+	@mkdir -p test-output
+	KUBEBUILDER_ASSETS=$(K8SBIN) $(GOTEST) $(TEST_E2E_PKGS)
+
+.PHONY: test-browser
+test-browser: manifests generate envtest portal-deps ## Run test/browser: the portal in headless Chromium (Debian's chromium), axe-core included.
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { echo "chromium not found: the browser tests need it (apt-get install chromium)"; exit 1; }
+	@mkdir -p test-output
+	KUBEBUILDER_ASSETS=$(K8SBIN) $(GOTEST) $(TEST_BROWSER_PKGS)
+
+# test-installers renders what the install tests read: dist/install.yaml
+# (IMG) and dist/install-all.yaml (every component, a test image).
+.PHONY: test-installers
+test-installers: build-installer
+	$(MAKE) --no-print-directory build-installer COMPONENTS="prometheus network-policy" INSTALLER=dist/install-all.yaml IMG=registry.example.com/routeopt:v0.0.0-test
 
 .PHONY: test-race
-test-race: manifests generate envtest vet build-installer build-static portal-deps ## Run every test as make test does, under the race detector.
-	$(MAKE) --no-print-directory build-installer COMPONENTS="prometheus network-policy" INSTALLER=dist/install-all.yaml IMG=registry.example.com/routeopt:v0.0.0-test
+test-race: manifests generate envtest vet test-installers build-static portal-deps ## Run every test as make test does, under the race detector.
 	@mkdir -p test-output/race
 	KUBEBUILDER_ASSETS=$(K8SBIN) go test -race -timeout $(RACE_TIMEOUT) -artifacts -outputdir=$(CURDIR)/test-output/race $(GOTEST_FLAGS) ./...
 
@@ -221,6 +276,12 @@ $(KUSTOMIZE): | $(LOCALBIN)
 
 $(GOLANGCI_LINT): | $(LOCALBIN)
 	$(call go-install-tool,$(GOLANGCI_LINT),github.com/golangci/golangci-lint/v2/cmd/golangci-lint,$(GOLANGCI_LINT_VERSION))
+
+$(KUBE_API_LINTER): | $(LOCALBIN)
+	$(call go-install-tool,$(KUBE_API_LINTER),sigs.k8s.io/kube-api-linter/cmd/golangci-lint-kube-api-linter,$(KUBE_API_LINTER_VERSION))
+
+$(DEADCODE): | $(LOCALBIN)
+	$(call go-install-tool,$(DEADCODE),golang.org/x/tools/cmd/deadcode,$(DEADCODE_VERSION))
 
 $(DOCKERFILE_LINT): hack/dockerfile-lint/go.mod hack/dockerfile-lint/go.sum hack/dockerfile-lint/main.go | $(LOCALBIN)
 	cd hack/dockerfile-lint && CGO_ENABLED=0 go build -trimpath -o $(DOCKERFILE_LINT) .

@@ -57,7 +57,7 @@ func readBody(c *gin.Context) ([]byte, bool) {
 // input document (the orders and vehicles), which goes into the ConfigMap
 // spec.input names.
 func newOptimization(namespace, key string, in *schema.OptimizationIn) (*v1alpha1.Optimization, []byte, error) {
-	doc := inputFromRequest(in)
+	doc := InputFromRequest(in)
 	data, sum, err := v1alpha1.EncodeInput(doc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("unable to encode the input document: %w", err)
@@ -231,12 +231,7 @@ func (s *Server) refuseTooLarge(ctx context.Context, c *gin.Context, opt *v1alph
 // (its solve may already have started, waiting for that input).
 func (s *Server) replay(ctx context.Context, c *gin.Context, existing *v1alpha1.Optimization, input []byte, keyValue, requestHash string) {
 	if existing.Annotations[v1alpha1.RequestHashAnnotation] != requestHash {
-		abortValidation(c, []schema.Detail{{
-			Loc:   []any{"header", "idempotency-key"},
-			Msg:   "Idempotency-Key was already used with a different request",
-			Type:  "idempotency_key_reused",
-			Input: keyValue,
-		}})
+		abortValidation(c, []schema.Detail{schema.IdempotencyKeyReused(keyValue)})
 		return
 	}
 	if ref := existing.Spec.Input; ref != nil && !stateOf(existing).IsTerminal() &&

@@ -12,7 +12,7 @@ import (
 // specFromRequest maps the validated REST request (snake_case) onto the
 // custom resource's spec (camelCase), defaults applied. The orders and the
 // individual vehicles are not in it: they go to the input document
-// (inputFromRequest), which spec.input names.
+// (InputFromRequest), which spec.input names.
 func specFromRequest(in *schema.OptimizationIn) v1alpha1.OptimizationSpec {
 	spec := v1alpha1.OptimizationSpec{
 		Name: in.Name,
@@ -36,10 +36,11 @@ func specFromRequest(in *schema.OptimizationIn) v1alpha1.OptimizationSpec {
 	return spec
 }
 
-// inputFromRequest is the input document of the validated REST request:
+// InputFromRequest is the input document of the validated REST request:
 // its orders and individual vehicles in the custom resource's form,
-// defaults applied.
-func inputFromRequest(in *schema.OptimizationIn) *v1alpha1.Input {
+// defaults applied. Encoded (v1alpha1.EncodeInput), it is what a create
+// stores and what MaxStoredBytes bounds.
+func InputFromRequest(in *schema.OptimizationIn) *v1alpha1.Input {
 	doc := &v1alpha1.Input{Orders: make([]v1alpha1.Order, 0, len(in.Orders))}
 	for _, o := range in.Orders {
 		doc.Orders = append(doc.Orders, v1alpha1.Order{

@@ -163,7 +163,7 @@ type Order struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=80
-	ID string `json:"id"`
+	ID string `json:"id,omitempty"`
 	// address is the street address.
 	// +optional
 	// +kubebuilder:validation:MaxLength=300
@@ -237,7 +237,7 @@ type Vehicle struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=80
-	ID string `json:"id"`
+	ID string `json:"id,omitempty"`
 	// capacity in the unit of order demand.
 	// +required
 	// +kubebuilder:validation:ExclusiveMinimum=true
@@ -251,12 +251,14 @@ type Vehicle struct {
 	// shiftStart is the earliest departure, HH:MM.
 	// +optional
 	// +kubebuilder:default="08:00"
+	// +kubebuilder:validation:MinLength=5
 	// +kubebuilder:validation:MaxLength=5
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
 	ShiftStart string `json:"shiftStart,omitempty"`
 	// shiftEnd is the latest return to the depot, HH:MM.
 	// +optional
 	// +kubebuilder:default="18:00"
+	// +kubebuilder:validation:MinLength=5
 	// +kubebuilder:validation:MaxLength=5
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
 	ShiftEnd string `json:"shiftEnd,omitempty"`
@@ -274,7 +276,7 @@ type Fleet struct {
 	// +required
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
-	Count int32 `json:"count"`
+	Count int32 `json:"count,omitempty"`
 	// capacity of each van.
 	// +required
 	// +kubebuilder:validation:ExclusiveMinimum=true
@@ -284,12 +286,14 @@ type Fleet struct {
 	// shiftStart is the earliest departure, HH:MM.
 	// +optional
 	// +kubebuilder:default="08:00"
+	// +kubebuilder:validation:MinLength=5
 	// +kubebuilder:validation:MaxLength=5
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
 	ShiftStart string `json:"shiftStart,omitempty"`
 	// shiftEnd is the latest return, HH:MM.
 	// +optional
 	// +kubebuilder:default="18:00"
+	// +kubebuilder:validation:MinLength=5
 	// +kubebuilder:validation:MaxLength=5
 	// +kubebuilder:validation:Pattern=`^([01][0-9]|2[0-3]):[0-5][0-9]$`
 	ShiftEnd string `json:"shiftEnd,omitempty"`
@@ -331,13 +335,13 @@ type InputRef struct {
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 	// orders is how many orders the ConfigMap holds, so the record can show
 	// it before a solve reads them.
 	// +required
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=500
-	Orders int32 `json:"orders"`
+	Orders int32 `json:"orders,omitempty"`
 	// vehicles is how many individual vehicles it holds: none with a fleet.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
@@ -346,6 +350,8 @@ type InputRef struct {
 	// sha256 is the lowercase hex SHA-256 of binaryData input.json.gz: when
 	// set, a ConfigMap whose document differs is refused.
 	// +optional
+	// +kubebuilder:validation:MinLength=64
+	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:Pattern=`^[0-9a-f]{64}$`
 	SHA256 string `json:"sha256,omitempty"`
 }
@@ -373,7 +379,7 @@ type OptimizationSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=500
 	Orders []Order `json:"orders,omitempty"`
-	// vehicles, when given, are the individual vans; ids are unique. With
+	// vehicles are the individual vans, when given; ids are unique. With
 	// input, they are in its ConfigMap instead.
 	// +optional
 	// +listType=map
@@ -381,7 +387,7 @@ type OptimizationSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=100
 	Vehicles []Vehicle `json:"vehicles,omitempty"`
-	// fleet, when given, is N identical vans.
+	// fleet is N identical vans, when given.
 	// +optional
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="fleet is immutable"
 	Fleet *Fleet `json:"fleet,omitempty"`
@@ -416,6 +422,8 @@ type Summary struct {
 	DistanceMeters int64 `json:"distanceMeters,omitempty"`
 	// distance is distanceMeters written for people, like "41.2km".
 	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
 	Distance string `json:"distance,omitempty"`
 }
 
@@ -425,6 +433,12 @@ type Summary struct {
 // progress, summary and resultRef. Each writes only its fields
 // (server-side apply with its own field manager).
 type OptimizationStatus struct {
+	// conditions describe the latest observations.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=8
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// state is queued, running, completed, failed or cancelled.
 	// +optional
 	State State `json:"state,omitempty"`
@@ -444,9 +458,12 @@ type OptimizationStatus struct {
 	VehicleCount int32 `json:"vehicleCount,omitempty"`
 	// errorCode is set when state is failed.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
 	ErrorCode string `json:"errorCode,omitempty"`
 	// errorMessage is set when state is failed.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	ErrorMessage string `json:"errorMessage,omitempty"`
 	// startedAt is when a solver picked the optimization up.
 	// +optional
@@ -459,16 +476,12 @@ type OptimizationStatus struct {
 	Summary *Summary `json:"summary,omitempty"`
 	// resultRef names the ConfigMap that holds the result.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
 	ResultRef string `json:"resultRef,omitempty"`
 	// observedGeneration is the generation the controller last acted on.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-	// conditions describe the latest observations.
-	// +optional
-	// +listType=map
-	// +listMapKey=type
-	// +kubebuilder:validation:MaxItems=8
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 	// webhooks records the delivery of this optimization's event (its
 	// terminal state) to each of the tenant's endpoints, so that a
 	// restarted manager neither skips one nor repeats one that succeeded.
@@ -505,7 +518,7 @@ type WebhookDelivery struct {
 	EventID string `json:"eventID"`
 	// result tells how it ended.
 	// +required
-	Result WebhookResult `json:"result"`
+	Result WebhookResult `json:"result,omitempty"`
 	// attempts is how many attempts were made.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
@@ -516,6 +529,7 @@ type WebhookDelivery struct {
 	LastStatus *int32 `json:"lastStatus,omitempty"`
 	// message says why the last attempt failed.
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	Message string `json:"message,omitempty"`
 	// time is when the delivery ended.

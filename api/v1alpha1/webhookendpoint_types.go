@@ -33,10 +33,11 @@ type WebhookEndpointSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=500
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="url is immutable"
-	URL string `json:"url"`
+	URL string `json:"url,omitempty"`
 	// secretName names the Secret in the operator's namespace that holds the
 	// signing secret (labelled with this endpoint's uid).
 	// +optional
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	SecretName string `json:"secretName,omitempty"`
 }
@@ -70,7 +71,7 @@ type WebhookEndpoint struct {
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 	// spec is the endpoint.
 	// +required
-	Spec WebhookEndpointSpec `json:"spec"`
+	Spec WebhookEndpointSpec `json:"spec,omitzero"`
 	// status is the delivery record.
 	// +optional
 	Status WebhookEndpointStatus `json:"status,omitempty"`

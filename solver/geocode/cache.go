@@ -1,7 +1,6 @@
 package geocode
 
 import (
-	"container/list"
 	"context"
 	"errors"
 	"sync"
@@ -12,9 +11,6 @@ import (
 
 // DefaultCacheTTL is how long a cached answer is used: 30 days.
 const DefaultCacheTTL = 30 * 24 * time.Hour
-
-// DefaultMemoryStoreSize is the capacity of NewMemoryStore(0).
-const DefaultMemoryStoreSize = 10000
 
 // Entry is a cached answer: a position (Found) or "no such place" (!Found).
 // Errors are never cached.
@@ -36,19 +32,6 @@ type Store interface {
 	Put(ctx context.Context, key string, e Entry) error
 }
 
-type tenantKey struct{}
-
-// WithTenant returns ctx carrying tenant, for Cached keys.
-func WithTenant(ctx context.Context, tenant string) context.Context {
-	return context.WithValue(ctx, tenantKey{}, tenant)
-}
-
-// TenantFrom returns the tenant set by WithTenant, or "".
-func TenantFrom(ctx context.Context) string {
-	t, _ := ctx.Value(tenantKey{}).(string)
-	return t
-}
-
 // CacheKey is the cache key of q for tenant: tenant + "|" + q.Key().
 func CacheKey(tenant string, q Query) string {
 	return tenant + "|" + q.Key()
@@ -60,9 +43,8 @@ func CacheKey(tenant string, q Query) string {
 // Store failures do not fail a query: a failed Get asks Next, a failed Put
 // still returns the answer; both are reported to OnStoreError.
 //
-// Keys are scoped by tenant: Tenant when set, else the tenant in the ctx
-// (WithTenant). A nil Store disables caching. Use a *Cached (it holds a
-// mutex).
+// Keys are scoped by Tenant. A nil Store disables caching. Use a *Cached
+// (it holds a mutex).
 type Cached struct {
 	Next  Geocoder
 	Store Store
@@ -70,7 +52,7 @@ type Cached struct {
 	TTL time.Duration
 	// NegativeTTL is how long a "not found" answer is used; zero means TTL.
 	NegativeTTL time.Duration
-	// Tenant scopes the keys; empty means TenantFrom(ctx).
+	// Tenant scopes the keys: tenants never share entries.
 	Tenant string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -102,11 +84,7 @@ func (c *Cached) Geocode(ctx context.Context, q Query) (Result, bool, error) {
 	if q.Empty() || c.Store == nil {
 		return c.Next.Geocode(ctx, q)
 	}
-	tenant := c.Tenant
-	if tenant == "" {
-		tenant = TenantFrom(ctx)
-	}
-	key := CacheKey(tenant, q)
+	key := CacheKey(c.Tenant, q)
 	if e, ok := c.lookup(ctx, key); ok {
 		return e.Result, e.Found, nil
 	}
@@ -229,66 +207,4 @@ func (c *Cached) storeError(err error) {
 
 func isContextErr(err error) bool {
 	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
-
-// MemoryStore is an in-memory Store holding at most a fixed number of
-// entries, evicting the least recently used. It is safe for concurrent use.
-type MemoryStore struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // front = most recently used; values are *memItem
-	items map[string]*list.Element
-}
-
-type memItem struct {
-	key   string
-	entry Entry
-}
-
-var _ Store = (*MemoryStore)(nil)
-
-// NewMemoryStore returns a MemoryStore for at most maxEntries entries;
-// maxEntries <= 0 means DefaultMemoryStoreSize.
-func NewMemoryStore(maxEntries int) *MemoryStore {
-	if maxEntries <= 0 {
-		maxEntries = DefaultMemoryStoreSize
-	}
-	return &MemoryStore{max: maxEntries, order: list.New(), items: map[string]*list.Element{}}
-}
-
-// Get implements Store.
-func (m *MemoryStore) Get(_ context.Context, key string) (Entry, bool, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	el, ok := m.items[key]
-	if !ok {
-		return Entry{}, false, nil
-	}
-	m.order.MoveToFront(el)
-	return el.Value.(*memItem).entry, true, nil
-}
-
-// Put implements Store.
-func (m *MemoryStore) Put(_ context.Context, key string, e Entry) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if el, ok := m.items[key]; ok {
-		el.Value.(*memItem).entry = e
-		m.order.MoveToFront(el)
-		return nil
-	}
-	m.items[key] = m.order.PushFront(&memItem{key: key, entry: e})
-	for m.order.Len() > m.max {
-		last := m.order.Back()
-		m.order.Remove(last)
-		delete(m.items, last.Value.(*memItem).key)
-	}
-	return nil
-}
-
-// Len is the number of entries held.
-func (m *MemoryStore) Len() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.order.Len()
 }

@@ -47,6 +47,34 @@ func (s *stubGeocoder) Geocode(ctx context.Context, q Query) (Result, bool, erro
 	return r, ok, nil
 }
 
+// memStore is a Store in memory.
+type memStore struct {
+	mu      sync.Mutex
+	entries map[string]Entry
+}
+
+func newMemStore() *memStore { return &memStore{entries: map[string]Entry{}} }
+
+func (m *memStore) Get(_ context.Context, key string) (Entry, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.entries[key]
+	return e, ok, nil
+}
+
+func (m *memStore) Put(_ context.Context, key string, e Entry) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entries[key] = e
+	return nil
+}
+
+func (m *memStore) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.entries)
+}
+
 var (
 	berlinQ = Query{Address: "Unter den Linden 77", City: "Berlin"}
 	berlinR = Result{Lat: 52.5166049, Lon: 13.3801931}
@@ -79,9 +107,9 @@ func TestQueryKey(t *testing.T) {
 
 func TestCachedHitsAndMisses(t *testing.T) {
 	stub := newStub()
-	store := NewMemoryStore(0)
-	c := &Cached{Next: stub, Store: store}
-	ctx := WithTenant(context.Background(), "acme")
+	store := newMemStore()
+	c := &Cached{Next: stub, Store: store, Tenant: "acme"}
+	ctx := context.Background()
 
 	for i, q := range []Query{berlinQ, {Address: " unter den LINDEN 77", City: "berlin"}, berlinQ} {
 		res, found, err := c.Geocode(ctx, q)
@@ -105,7 +133,8 @@ func TestCachedHitsAndMisses(t *testing.T) {
 	}
 
 	// Another tenant asks for itself.
-	if _, _, err := c.Geocode(WithTenant(context.Background(), "globex"), berlinQ); err != nil {
+	globex := &Cached{Next: stub, Store: store, Tenant: "globex"}
+	if _, _, err := globex.Geocode(ctx, berlinQ); err != nil {
 		t.Fatal(err)
 	}
 	if got := stub.calls.Load(); got != 3 {
@@ -115,9 +144,9 @@ func TestCachedHitsAndMisses(t *testing.T) {
 		t.Fatal("no entry under the acme key")
 	}
 
-	// The Tenant field wins over the context.
-	c2 := &Cached{Next: stub, Store: store, Tenant: "globex"}
-	if _, _, err := c2.Geocode(ctx, berlinQ); err != nil {
+	// Another cache of the same tenant over the same store reuses its entries.
+	globexAgain := &Cached{Next: stub, Store: store, Tenant: "globex"}
+	if _, _, err := globexAgain.Geocode(ctx, berlinQ); err != nil {
 		t.Fatal(err)
 	}
 	if got := stub.calls.Load(); got != 3 {
@@ -129,7 +158,7 @@ func TestCachedNeverCachesErrors(t *testing.T) {
 	for _, e := range []error{ErrUnavailable, fmt.Errorf("nominatim: %w", &StatusError{StatusCode: 400}), ErrNotConfigured, context.DeadlineExceeded} {
 		stub := newStub()
 		stub.err, stub.once = e, true
-		store := NewMemoryStore(0)
+		store := newMemStore()
 		c := &Cached{Next: stub, Store: store}
 		if _, _, err := c.Geocode(context.Background(), berlinQ); !errors.Is(err, e) {
 			t.Fatalf("err = %v, want %v", err, e)
@@ -167,7 +196,7 @@ func TestCachedTTL(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			stub := newStub()
 			clock := now
-			c := &Cached{Next: stub, Store: NewMemoryStore(0), TTL: tt.ttl, NegativeTTL: tt.negTTL, Now: func() time.Time { return clock }}
+			c := &Cached{Next: stub, Store: newMemStore(), TTL: tt.ttl, NegativeTTL: tt.negTTL, Now: func() time.Time { return clock }}
 			if _, _, err := c.Geocode(context.Background(), tt.q); err != nil {
 				t.Fatal(err)
 			}
@@ -214,7 +243,7 @@ func TestCachedStoreFailures(t *testing.T) {
 }
 
 func TestCachedEmptyQueryPassesThrough(t *testing.T) {
-	store := NewMemoryStore(0)
+	store := newMemStore()
 	c := &Cached{Next: None{}, Store: store}
 	if _, _, err := c.Geocode(context.Background(), Query{}); !errors.Is(err, ErrNotConfigured) {
 		t.Fatal(err)
@@ -228,7 +257,7 @@ func TestCachedSharesConcurrentCalls(t *testing.T) {
 	stub := newStub()
 	stub.gate = make(chan struct{})
 	stub.entered = make(chan struct{}, 100)
-	c := &Cached{Next: stub, Store: NewMemoryStore(0)}
+	c := &Cached{Next: stub, Store: newMemStore()}
 	var wg sync.WaitGroup
 	for range 20 {
 		wg.Go(func() {
@@ -249,7 +278,7 @@ func TestCachedWaiterOutlivesCancelledLeader(t *testing.T) {
 	stub := newStub()
 	stub.gate = make(chan struct{})
 	stub.entered = make(chan struct{}, 10)
-	c := &Cached{Next: stub, Store: NewMemoryStore(0)}
+	c := &Cached{Next: stub, Store: newMemStore()}
 
 	var joins atomic.Int64
 	c.joined = func() { joins.Add(1) }
@@ -284,34 +313,12 @@ func TestCachedWaiterOutlivesCancelledLeader(t *testing.T) {
 	}
 }
 
-func TestMemoryStoreLRU(t *testing.T) {
-	ctx := context.Background()
-	m := NewMemoryStore(2)
-	e := func(lat float64) Entry { return Entry{Result: Result{Lat: lat}, Found: true} }
-	_ = m.Put(ctx, "a", e(1))
-	_ = m.Put(ctx, "b", e(2))
-	if _, ok, _ := m.Get(ctx, "a"); !ok { // a is now the most recently used
-		t.Fatal("a missing")
-	}
-	_ = m.Put(ctx, "c", e(3)) // evicts b
-	if _, ok, _ := m.Get(ctx, "b"); ok {
-		t.Fatal("b not evicted")
-	}
-	_ = m.Put(ctx, "a", e(4)) // update in place
-	if got, ok, _ := m.Get(ctx, "a"); !ok || got.Result.Lat != 4 {
-		t.Fatalf("a = %+v %v", got, ok)
-	}
-	if _, ok, _ := m.Get(ctx, "c"); !ok || m.Len() != 2 {
-		t.Fatalf("c present=%v, len=%d", ok, m.Len())
-	}
-}
-
 // TestCachedNominatim runs the same addresses twice through the cache over
 // the fake Nominatim: the second run sends no request.
 func TestCachedNominatim(t *testing.T) {
 	f := newFake(t, answer(placeHouse))
 	n, _ := newClient(t, f, NominatimOptions{})
-	c := &Cached{Next: n, Store: NewMemoryStore(100), Tenant: "acme"}
+	c := &Cached{Next: n, Store: newMemStore(), Tenant: "acme"}
 	run := func() {
 		for i := range 20 {
 			if _, found, err := c.Geocode(context.Background(), Query{Address: fmt.Sprintf("Unter den Linden %d", i%10), City: "Berlin"}); err != nil || !found {
@@ -345,7 +352,7 @@ func (g *lateGeocoder) Geocode(context.Context, Query) (Result, bool, error) {
 // is still stored, and Wait returns only once it is.
 func TestCachedWaitOutlastsCancelledCallers(t *testing.T) {
 	next := &lateGeocoder{entered: make(chan struct{}), release: make(chan struct{})}
-	store := NewMemoryStore(0)
+	store := newMemStore()
 	c := &Cached{Next: next, Store: store}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)

@@ -128,7 +128,11 @@ func TestGeocodeBudget(t *testing.T) {
 			// Play the kubelet: the pipeline of the Job's command line
 			// (cmd is /routeopt solve --namespace N --name ID, then the
 			// provider flags), in-process.
-			p, err := app.NewSolvePipeline(k8sClient, cmd[6:]...)
+			jobProviders, err := app.NewProviderOptions(cmd[6:]...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := jobProviders.SolvePipeline(k8sClient)
 			if err != nil {
 				t.Fatal(err)
 			}

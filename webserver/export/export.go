@@ -7,7 +7,7 @@
 // widths that fit, and a page setup that prints.
 //
 // The REST side calls Write with the stored Optimization and Result, and
-// names the download with FileName / DownloadName and ContentDisposition.
+// names the download with DownloadName and ContentDisposition.
 package export
 
 import (

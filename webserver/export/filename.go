@@ -14,19 +14,10 @@ import (
 // name may have 120 characters).
 const maxNameRunes = 80
 
-// FileName is the download's file name: the optimization's name (or
-// "routes") and the date of its creation (UTC), lower case, ASCII only, words
-// joined by hyphens, e.g. "tuesday-deliveries-2026-11-23.xlsx". Accented
-// letters are transliterated ("Tournée" → "tournee"), other characters
-// dropped; there is never a path separator, quote or control character.
-func FileName(opt *v1alpha1.Optimization, f Format) string {
-	return asciiFileName(DownloadName(opt, f))
-}
-
-// DownloadName is FileName keeping the name's own letters, e.g.
-// "tournée-du-mardi-2026-11-23.xlsx" or "توصيلات-الثلاثاء-2026-11-23.csv"; it
-// is what ContentDisposition takes, and equals FileName when the name is
-// ASCII.
+// DownloadName is the download's file name: the optimization's name (or
+// "routes") and the date of its creation (UTC), words joined by hyphens,
+// keeping the name's own letters, e.g. "tournée-du-mardi-2026-11-23.xlsx" or
+// "توصيلات-الثلاثاء-2026-11-23.csv"; it is what ContentDisposition takes.
 func DownloadName(opt *v1alpha1.Optimization, f Format) string {
 	name := ""
 	if opt != nil && opt.Spec.Name != nil {
@@ -60,7 +51,11 @@ func ContentDisposition(name string) string {
 	return v
 }
 
-// asciiFileName makes any file name ASCII and safe, keeping its extension.
+// asciiFileName makes any file name ASCII and safe, keeping its extension:
+// lower case, words joined by hyphens, e.g. "tuesday-deliveries-2026-11-23.xlsx".
+// Accented letters are transliterated ("Tournée" → "tournee"), other
+// characters dropped; there is never a path separator, quote or control
+// character.
 func asciiFileName(name string) string {
 	base, ext := name, ""
 	if i := strings.LastIndexByte(name, '.'); i > 0 {

@@ -48,19 +48,19 @@ func TestFileName(t *testing.T) {
 	}
 	for _, c := range cases {
 		opt := optNamed(c.name, c.created)
-		got, download := FileName(opt, c.format), DownloadName(opt, c.format)
+		got, download := asciiFileName(DownloadName(opt, c.format)), DownloadName(opt, c.format)
 		if got != c.ascii || download != c.download {
-			t.Errorf("%q: FileName %q, DownloadName %q; want %q, %q", deref(c.name), got, download, c.ascii, c.download)
+			t.Errorf("%q: ASCII name %q, DownloadName %q; want %q, %q", deref(c.name), got, download, c.ascii, c.download)
 		}
 		if !safeFileName.MatchString(got) {
-			t.Errorf("%q: FileName %q is not a safe ASCII name", deref(c.name), got)
+			t.Errorf("%q: ASCII name %q is not safe", deref(c.name), got)
 		}
 		if strings.ContainsAny(download, "/\\\"'\u202E") {
 			t.Errorf("%q: DownloadName %q has a separator, quote or override", deref(c.name), download)
 		}
 	}
-	if got := FileName(nil, XLSX); got != "routes.xlsx" {
-		t.Errorf("FileName(nil) = %q", got)
+	if got := asciiFileName(DownloadName(nil, XLSX)); got != "routes.xlsx" {
+		t.Errorf("ASCII name of no optimization = %q", got)
 	}
 }
 
@@ -81,7 +81,7 @@ func TestContentDisposition(t *testing.T) {
 		if params["filename"] != DownloadName(opt, CSV) {
 			t.Errorf("%q: %s decodes to %q, want %q", name, v, params["filename"], DownloadName(opt, CSV))
 		}
-		wantASCII := `filename="` + FileName(opt, CSV) + `"`
+		wantASCII := `filename="` + asciiFileName(DownloadName(opt, CSV)) + `"`
 		if !strings.Contains(v, wantASCII) {
 			t.Errorf("%q: %s lacks %s", name, v, wantASCII)
 		}

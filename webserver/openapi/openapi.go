@@ -57,12 +57,6 @@ func mustJSON(y []byte) []byte {
 	return bytes.TrimSuffix(out.Bytes(), []byte("\n"))
 }
 
-// YAML returns the document as written.
-func YAML() []byte { return append([]byte(nil), source...) }
-
-// JSON returns the document as JSON, as GET /openapi.json serves it.
-func JSON() []byte { return append([]byte(nil), documentJSON...) }
-
 // DocumentHandler serves the document as JSON.
 func DocumentHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

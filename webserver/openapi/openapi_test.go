@@ -18,9 +18,12 @@ import (
 	"routeopt.io/routeopt/webserver/schema"
 )
 
+// load reads the document as GET /openapi.json serves it.
 func load(t *testing.T) *openapi3.T {
 	t.Helper()
-	doc, err := openapi3.NewLoader().LoadFromData(openapi.JSON())
+	rec := httptest.NewRecorder()
+	openapi.DocumentHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, openapi.DocumentPath, nil))
+	doc, err := openapi3.NewLoader().LoadFromData(rec.Body.Bytes())
 	if err != nil {
 		t.Fatalf("loading the document: %v", err)
 	}

@@ -97,16 +97,6 @@ type ValidationError struct {
 	Detail []Detail `json:"detail"`
 }
 
-// NewValidationError joins detail lists in the order given (FastAPI reports
-// path, query, header, then body errors) into one ValidationError.
-func NewValidationError(groups ...[]Detail) *ValidationError {
-	e := &ValidationError{Detail: []Detail{}}
-	for _, g := range groups {
-		e.Detail = append(e.Detail, g...)
-	}
-	return e
-}
-
 // Error summarises the details, for logs.
 func (e *ValidationError) Error() string {
 	parts := make([]string, 0, len(e.Detail))
@@ -125,7 +115,7 @@ func (e *ValidationError) Error() string {
 func IdempotencyKeyReused(key string) Detail {
 	return Detail{
 		Loc:   []any{"header", "idempotency-key"},
-		Msg:   "Idempotency-Key was already used with a different request payload",
+		Msg:   "Idempotency-Key was already used with a different request",
 		Type:  "idempotency_key_reused",
 		Input: key,
 	}

@@ -25,7 +25,7 @@ func checkFuzzDetails(t *testing.T, details []Detail, where string) {
 			t.Fatalf("detail %+v is not at %q with a type and a message", d, where)
 		}
 	}
-	b, err := json.Marshal(NewValidationError(details))
+	b, err := json.Marshal(ValidationError{Detail: details})
 	if err != nil || !json.Valid(b) {
 		t.Fatalf("details do not marshal: %v", err)
 	}

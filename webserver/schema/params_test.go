@@ -193,7 +193,7 @@ func TestQueryBool(t *testing.T) {
 // The 422 body has FastAPI's key order and pydantic's ctx order.
 func TestDetailJSON(t *testing.T) {
 	_, d := DecodeOptimizationIn([]byte(withOrders(`[]`)))
-	b, err := json.Marshal(NewValidationError(d))
+	b, err := json.Marshal(ValidationError{Detail: d})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestDetailJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil || len(back.Detail) != 1 || back.Detail[0].Type != "too_short" {
 		t.Errorf("round trip: %+v %v", back, err)
 	}
-	if msg := NewValidationError(d).Error(); !strings.Contains(msg, "body.orders") {
+	if msg := (&ValidationError{Detail: d}).Error(); !strings.Contains(msg, "body.orders") {
 		t.Errorf("Error(): %s", msg)
 	}
 	r, _ := json.Marshal(IdempotencyKeyReused("abcdefgh"))

@@ -35,7 +35,7 @@ type ProviderOptions struct {
 
 // NewProviderOptions parses provider flags (as the manager takes them, e.g.
 // "--geocoder=nominatim", "--nominatim-url=...", "--geocode-max-wait=1m");
-// no arguments give the defaults.
+// no arguments give the flags' defaults: no geocoder, haversine.
 func NewProviderOptions(args ...string) (*ProviderOptions, error) {
 	o := &ProviderOptions{}
 	f := pflag.NewFlagSet("providers", pflag.ContinueOnError)
@@ -47,26 +47,16 @@ func NewProviderOptions(args ...string) (*ProviderOptions, error) {
 	return o, nil
 }
 
-// NewSolvePipeline is the pipeline `routeopt solve` runs with the provider
-// flags args (as a solve Job's command line gives them), writing through c.
-// Tests play a Job's pod with it, since a solve command calls
+// SolvePipeline is the pipeline `routeopt solve` runs with o's providers,
+// writing through c. Tests play a Job's pod with it, given the options of
+// the Job's command line, since the solve command itself calls
 // SetupSignalHandler, which a process may call once.
-func NewSolvePipeline(c client.Client, args ...string) (*solver.Pipeline, error) {
-	o, err := NewProviderOptions(args...)
-	if err != nil {
+func (o *ProviderOptions) SolvePipeline(c client.Client) (*solver.Pipeline, error) {
+	p := &solver.Pipeline{Client: c}
+	if err := o.pipeline(p); err != nil {
 		return nil, err
 	}
-	p := &solver.Pipeline{Client: c}
-	return p, o.pipeline(p)
-}
-
-// defaultProviders are the flags' defaults: no geocoder, haversine.
-func defaultProviders() *ProviderOptions {
-	o := &ProviderOptions{}
-	f := pflag.NewFlagSet("defaults", pflag.ContinueOnError)
-	o.addFlags(f)
-	o.addBudgetFlags(f)
-	return o
+	return p, nil
 }
 
 func (o *ProviderOptions) addFlags(f *pflag.FlagSet) {

@@ -39,8 +39,12 @@ func TestProviderArgsAndBudget(t *testing.T) {
 				t.Errorf("job args %v carry Nominatim or budget flags", args)
 			}
 			// The Job parses what it is given.
-			if _, err := NewSolvePipeline(nil, args...); err != nil {
-				t.Errorf("a solve Job cannot parse %v: %v", args, err)
+			job, err := NewProviderOptions(args...)
+			if err != nil {
+				t.Fatalf("a solve Job cannot parse %v: %v", args, err)
+			}
+			if _, err := job.SolvePipeline(nil); err != nil {
+				t.Errorf("a solve Job cannot build its pipeline from %v: %v", args, err)
 			}
 			b := o.budget()
 			if b.Rate != tc.wantRate || b.MaxWait != tc.wantMaxWait {

@@ -10,7 +10,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"routeopt.io/routeopt/solver"
 	"routeopt.io/routeopt/solver/record"
 )
 
@@ -35,8 +34,8 @@ func newSolveCommand() *cobra.Command {
 				return fmt.Errorf("unable to create client: %w", err)
 			}
 			ctx := ctrl.SetupSignalHandler()
-			p := &solver.Pipeline{Client: c}
-			if err := providers.pipeline(p); err != nil {
+			p, err := providers.SolvePipeline(c)
+			if err != nil {
 				return err
 			}
 			// A Job asks no geocoder (the manager geocoded): no ticket to count.

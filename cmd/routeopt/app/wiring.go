@@ -136,7 +136,9 @@ func AddControllers(ctx context.Context, mgr manager.Manager, o RunnerOptions) (
 	}
 	providers := o.Providers
 	if providers == nil {
-		providers = defaultProviders()
+		if providers, err = NewProviderOptions(); err != nil {
+			return nil, err
+		}
 	}
 	r := &controllers.OptimizationReconciler{
 		Client:    mgr.GetClient(),
