@@ -24,6 +24,7 @@ import (
 	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/webserver/openapi"
 	"routeopt.io/routeopt/webserver/portal"
+	"routeopt.io/routeopt/webserver/ratelimit"
 )
 
 // Options configure a Server.
@@ -111,9 +112,9 @@ type Server struct {
 	clock   clock.PassiveClock
 	log     logr.Logger
 	baseURL string
-	limiter *keyLimiter
+	limiter *ratelimit.PerKey
 	// authFailures limits failed authentications per source address.
-	authFailures *authFailureLimiter
+	authFailures *ratelimit.FailedAuth
 	// index serves lists; IndexOptimizations sets it before serving.
 	index *listIndex
 	// exportKeys sign and verify export download links.
@@ -159,10 +160,10 @@ func New(c client.Client, apiReader, keys client.Reader, log logr.Logger, opts O
 	s.exportKeys = &exportKeyring{reader: apiReader, writer: c, namespace: opts.OperatorNamespace, clock: s.clock, refresh: opts.ExportKeyRefresh, lock: semaphore.NewWeighted(1)}
 	s.kubeProbe = &kubeProbe{reader: apiReader, namespace: opts.OperatorNamespace}
 	if opts.RateLimit > 0 {
-		s.limiter = newKeyLimiter(opts.RateLimit, max(1, opts.RateBurst))
+		s.limiter = ratelimit.NewPerKey(opts.RateLimit, max(1, opts.RateBurst))
 	}
 	if opts.AuthFailureRate > 0 {
-		s.authFailures = newAuthFailureLimiter(opts.AuthFailureRate, max(1, opts.AuthFailureBurst))
+		s.authFailures = ratelimit.NewFailedAuth(opts.AuthFailureRate, max(1, opts.AuthFailureBurst))
 	}
 	return s
 }
@@ -291,9 +292,9 @@ func (s *Server) bodyLimit(c *gin.Context) {
 // authenticate resolves the bearer API key to a Principal. A source
 // address that failed too often is refused first, before its key is read.
 func (s *Server) authenticate(c *gin.Context) {
-	source := sourceKey(c.ClientIP())
+	source := ratelimit.SourceKey(c.ClientIP())
 	if s.authFailures != nil {
-		if blocked, wait := s.authFailures.blocked(source, s.clock.Now()); blocked {
+		if blocked, wait := s.authFailures.Blocked(source, s.clock.Now()); blocked {
 			authRateLimitedTotal.Inc()
 			abortRateLimited(c, wait, "too many failed authentications from this address")
 			return
@@ -324,7 +325,7 @@ func (s *Server) authenticate(c *gin.Context) {
 // it never says whether a key exists.
 func (s *Server) abortUnauthorized(c *gin.Context, source string) {
 	if s.authFailures != nil {
-		s.authFailures.failed(source, s.clock.Now())
+		s.authFailures.Failed(source, s.clock.Now())
 	}
 	c.Header("WWW-Authenticate", "Bearer")
 	abortError(c, http.StatusUnauthorized, CodeUnauthorized, "a valid API key is required: send Authorization: Bearer <API_KEY>", nil)

@@ -3,7 +3,6 @@ package webserver
 import (
 	"regexp"
 	"testing"
-	"time"
 
 	"routeopt.io/routeopt/api/v1alpha1"
 )
@@ -59,29 +58,5 @@ func TestSlimOptimizations(t *testing.T) {
 	}
 	if slim.Status.OrderCount != 2 || slim.Status.VehicleCount != 1 {
 		t.Fatalf("counts %d/%d, want 2/1", slim.Status.OrderCount, slim.Status.VehicleCount)
-	}
-}
-
-func TestKeyLimiter(t *testing.T) {
-	l := newKeyLimiter(2, 3) // 2 per second, burst 3
-	now := time.Unix(1000, 0)
-	for i := range 3 {
-		if ok, _ := l.allow("a", now); !ok {
-			t.Fatalf("request %d within the burst refused", i+1)
-		}
-	}
-	ok, wait := l.allow("a", now)
-	if ok || wait <= 0 || wait > 500*time.Millisecond {
-		t.Fatalf("past the burst: ok %v wait %s, want refused with a wait up to 0.5 s", ok, wait)
-	}
-	if ok, _ := l.allow("b", now); !ok {
-		t.Fatal("another key was limited")
-	}
-	if ok, _ := l.allow("a", now.Add(500*time.Millisecond)); !ok {
-		t.Fatal("a refilled token was refused")
-	}
-	l.allow("c", now.Add(time.Hour)) // sweeps idle buckets
-	if _, kept := l.buckets["a"]; kept {
-		t.Fatal("an idle bucket was kept after the sweep")
 	}
 }
