@@ -22,6 +22,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
+	"routeopt.io/routeopt/webserver/kubebudget"
 	"routeopt.io/routeopt/webserver/openapi"
 	"routeopt.io/routeopt/webserver/portal"
 	"routeopt.io/routeopt/webserver/ratelimit"
@@ -36,7 +37,7 @@ type Options struct {
 	// RequestTimeout is a request's budget for all its calls to the
 	// Kubernetes API together, counted from the first: past it the request
 	// answers 503 unless the API server demonstrably answers (see
-	// kubeBudget); 1.5 s when zero.
+	// package kubebudget); 1.5 s when zero.
 	RequestTimeout time.Duration
 	// SlowRequestTimeout is how long a request may wait on its Kubernetes
 	// calls past RequestTimeout while the API server answers its probe (a
@@ -122,7 +123,7 @@ type Server struct {
 	// lastUse decides when an API key's use is recorded.
 	lastUse lastUseRecorder
 	// kubeProbe tells requests past their budget whether the API server answers.
-	kubeProbe *kubeProbe
+	kubeProbe *kubebudget.Probe
 }
 
 // DefaultSlowRequestTimeout is Options.SlowRequestTimeout unless configured.
@@ -158,7 +159,7 @@ func New(c client.Client, apiReader, keys client.Reader, log logr.Logger, opts O
 		baseURL: strings.TrimRight(opts.PublicURL, "/"),
 	}
 	s.exportKeys = &exportKeyring{reader: apiReader, writer: c, namespace: opts.OperatorNamespace, clock: s.clock, refresh: opts.ExportKeyRefresh, lock: semaphore.NewWeighted(1)}
-	s.kubeProbe = &kubeProbe{reader: apiReader, namespace: opts.OperatorNamespace}
+	s.kubeProbe = kubebudget.NewProbe(apiReader, opts.OperatorNamespace)
 	if opts.RateLimit > 0 {
 		s.limiter = ratelimit.NewPerKey(opts.RateLimit, max(1, opts.RateBurst))
 	}
