@@ -21,6 +21,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/webserver/schema"
+	"routeopt.io/routeopt/webserver/storesize"
 )
 
 // idempotencyNamespace seeds the UUIDv5 ids derived from (tenant, key).
@@ -124,8 +125,8 @@ func (s *Server) createOptimization(c *gin.Context) {
 	// past it, and goes on while the API server answers.
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	if len(input) > MaxStoredBytes {
-		msg, fields := tooLargeToStore(len(input), MaxStoredBytes)
+	if len(input) > storesize.MaxStoredBytes {
+		msg, fields := storesize.TooLarge(len(input), storesize.MaxStoredBytes)
 		s.refuseTooLarge(ctx, c, opt, input, keyValue, requestHash, msg, fields)
 		return
 	}
@@ -189,7 +190,7 @@ func (s *Server) storeInput(ctx context.Context, c *gin.Context, opt *v1alpha1.O
 			err = s.client.Update(ctx, cm, client.FieldOwner(CreateFieldManager))
 		}
 	}
-	if isTooLargeForStorage(err) {
+	if storesize.IsRefusedForSize(err) {
 		// The cluster's storage is stricter than MaxStoredBytes (a smaller
 		// etcd --max-request-bytes): still a request the client can fix.
 		// The Optimization goes too, so that nothing of it is kept.
@@ -197,8 +198,8 @@ func (s *Server) storeInput(ctx context.Context, c *gin.Context, opt *v1alpha1.O
 		if derr := s.client.Delete(ctx, opt, client.Preconditions{UID: &opt.UID}); client.IgnoreNotFound(derr) != nil {
 			loggerFrom(c).Error(derr, "Unable to delete the optimization whose input was refused", "optimization", opt.Name)
 		}
-		msg := fmt.Sprintf("the optimization's orders and vehicles would be stored as %s bytes (compressed) and the cluster's storage refused them as too large; one stored object may hold at most %s bytes, less where the storage is configured lower", thousands(len(input)), thousands(MaxStoredBytes))
-		abortError(c, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, msg, map[string]any{"stored_bytes": len(input), "max_stored_bytes": MaxStoredBytes})
+		msg, fields := storesize.RefusedByStorage(len(input))
+		abortError(c, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, msg, fields)
 		return false
 	}
 	if err != nil {
@@ -240,7 +241,7 @@ func (s *Server) replay(ctx context.Context, c *gin.Context, existing *v1alpha1.
 		return
 	}
 	if ref := existing.Spec.Input; ref != nil && !stateOf(existing).IsTerminal() &&
-		ref.SHA256 == v1alpha1.SHA256Hex(input) && len(input) <= MaxStoredBytes {
+		ref.SHA256 == v1alpha1.SHA256Hex(input) && len(input) <= storesize.MaxStoredBytes {
 		if !s.storeInput(ctx, c, existing, input) {
 			return
 		}

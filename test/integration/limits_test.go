@@ -25,6 +25,7 @@ import (
 	"routeopt.io/routeopt/config/crd"
 	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/storesize"
 )
 
 func mustJSON(t *testing.T, v any) []byte {
@@ -112,7 +113,7 @@ func TestCreateTooLargeToStore(t *testing.T) {
 		e := out["error"].(map[string]any)
 		fields, _ := e["fields"].(map[string]any)
 		storedBytes, _ := fields["stored_bytes"].(float64)
-		if e["code"] != "payload_too_large" || fields["max_stored_bytes"] != float64(webserver.MaxStoredBytes) || storedBytes <= webserver.MaxStoredBytes {
+		if e["code"] != "payload_too_large" || fields["max_stored_bytes"] != float64(storesize.MaxStoredBytes) || storedBytes <= storesize.MaxStoredBytes {
 			t.Fatalf("error %v", e)
 		}
 		msg := e["message"].(string)
@@ -158,7 +159,7 @@ func TestLargestStorableRequest(t *testing.T) {
 		return est
 	}
 	// Each random character adds about two bytes per order: binary search the most.
-	random := sort.Search(requests.MaxTextPerOrder+1, func(w int) bool { return size(w) > webserver.MaxStoredBytes }) - 1
+	random := sort.Search(requests.MaxTextPerOrder+1, func(w int) bool { return size(w) > storesize.MaxStoredBytes }) - 1
 	if random < 0 || random == requests.MaxTextPerOrder {
 		t.Fatalf("no boundary: %d", random)
 	}
@@ -246,7 +247,7 @@ func TestStorageStricterThanTheLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if estimate < 700000 || estimate > webserver.MaxStoredBytes {
+	if estimate < 700000 || estimate > storesize.MaxStoredBytes {
 		t.Fatalf("input document %d bytes: not between etcd's limit and the API's", estimate)
 	}
 	status, out, _ := s.call(t, "POST", "/v1/optimizations", body, map[string]string{"Idempotency-Key": "strict-key-0001"})
@@ -255,7 +256,7 @@ func TestStorageStricterThanTheLimit(t *testing.T) {
 	}
 	e := out["error"].(map[string]any)
 	fields, _ := e["fields"].(map[string]any)
-	if e["code"] != "payload_too_large" || fields["stored_bytes"] != float64(estimate) || fields["max_stored_bytes"] != float64(webserver.MaxStoredBytes) {
+	if e["code"] != "payload_too_large" || fields["stored_bytes"] != float64(estimate) || fields["max_stored_bytes"] != float64(storesize.MaxStoredBytes) {
 		t.Errorf("error %v", e)
 	}
 	if msg, _ := e["message"].(string); !strings.Contains(msg, commas(estimate)+" bytes") || !strings.Contains(msg, "refused") {
