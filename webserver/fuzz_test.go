@@ -29,6 +29,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
+	"routeopt.io/routeopt/webserver/optcache"
 	"routeopt.io/routeopt/webserver/schema"
 )
 
@@ -84,8 +85,8 @@ func newFuzzAPI(tb testing.TB) *fuzzAPI {
 		tb.Fatal(err)
 	}
 	srv := New(c, c, c, logr.Discard(), Options{PublicURL: fuzzPublicURL, WebhookPolicy: policy, ExportLinkTTL: 24 * time.Hour})
-	srv.index = &listIndex{byNS: map[string][]*v1alpha1.Optimization{}}
-	srv.index.upsert(opt)
+	srv.index = optcache.NewIndex()
+	srv.index.Upsert(opt)
 	return &fuzzAPI{handler: srv.Handler(), client: c, key: key, opt: opt}
 }
 

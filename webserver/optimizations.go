@@ -17,9 +17,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/optcache"
 	"routeopt.io/routeopt/webserver/schema"
 	"routeopt.io/routeopt/webserver/storesize"
 )
@@ -268,12 +270,25 @@ func (s *Server) listOptimizations(c *gin.Context) {
 	if page-1 <= math.MaxInt/size {
 		offset = (page - 1) * size
 	}
-	pageItems, total := s.index.page(principal(c).Namespace, offset, size)
+	pageItems, total := s.index.Page(principal(c).Namespace, offset, size)
 	out := make([]Record, 0, len(pageItems))
 	for _, o := range pageItems {
 		out = append(out, s.record(o))
 	}
 	respondJSON(c, http.StatusOK, gin.H{"items": out, "page": page, "page_size": size, "total": total})
+}
+
+// IndexOptimizations serves list requests from an index fed by the cache's
+// Optimization informer instead of listing the cache on every request.
+// Call it before serving; it returns once the index has the informer's
+// initial contents.
+func (s *Server) IndexOptimizations(ctx context.Context, c cache.Cache) error {
+	idx := optcache.NewIndex()
+	if err := idx.Watch(ctx, c); err != nil {
+		return err
+	}
+	s.index = idx
+	return nil
 }
 
 // lookup reads the optimization named in the path, in the caller's

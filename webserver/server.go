@@ -24,6 +24,7 @@ import (
 	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/webserver/kubebudget"
 	"routeopt.io/routeopt/webserver/openapi"
+	"routeopt.io/routeopt/webserver/optcache"
 	"routeopt.io/routeopt/webserver/portal"
 	"routeopt.io/routeopt/webserver/ratelimit"
 )
@@ -117,7 +118,7 @@ type Server struct {
 	// authFailures limits failed authentications per source address.
 	authFailures *ratelimit.FailedAuth
 	// index serves lists; IndexOptimizations sets it before serving.
-	index *listIndex
+	index *optcache.Index
 	// exportKeys sign and verify export download links.
 	exportKeys *exportKeyring
 	// lastUse decides when an API key's use is recorded.

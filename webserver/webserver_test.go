@@ -3,8 +3,6 @@ package webserver
 import (
 	"regexp"
 	"testing"
-
-	"routeopt.io/routeopt/api/v1alpha1"
 )
 
 func TestNewAPIKey(t *testing.T) {
@@ -38,25 +36,5 @@ func TestOptimizationIDIsDeterministicPerTenant(t *testing.T) {
 	}
 	if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(a) {
 		t.Fatalf("%q is not a UUIDv5", a)
-	}
-}
-
-func TestSlimOptimizations(t *testing.T) {
-	lat := 1.0
-	opt := &v1alpha1.Optimization{Spec: v1alpha1.OptimizationSpec{
-		Orders:   []v1alpha1.Order{{ID: "a", Latitude: &lat, Longitude: &lat}, {ID: "b", Latitude: &lat, Longitude: &lat}},
-		Vehicles: []v1alpha1.Vehicle{{ID: "v", Capacity: 1}},
-	}}
-	opt.ManagedFields = append(opt.ManagedFields, opt.ManagedFields...)
-	out, err := SlimOptimizations(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slim := out.(*v1alpha1.Optimization)
-	if slim.Spec.Orders != nil || slim.Spec.Vehicles != nil || slim.ManagedFields != nil {
-		t.Fatalf("bulky fields kept: %+v", slim.Spec)
-	}
-	if slim.Status.OrderCount != 2 || slim.Status.VehicleCount != 1 {
-		t.Fatalf("counts %d/%d, want 2/1", slim.Status.OrderCount, slim.Status.VehicleCount)
 	}
 }

@@ -35,6 +35,7 @@ import (
 	"routeopt.io/routeopt/config/crd"
 	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/optcache"
 )
 
 // operatorNamespace keeps the API key Secrets, as routeopt-system does.
@@ -163,7 +164,7 @@ func startAPI(ctx context.Context, t testing.TB, restCfg *rest.Config, ns string
 		o.Scheme = app.NewScheme()
 		o.Cache = app.APICacheOptions(operatorNamespace)
 		o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
-		o.Cache.DefaultTransform = webserver.SlimOptimizations
+		o.Cache.DefaultTransform = optcache.Slim
 	})
 	if err != nil {
 		t.Fatal(err)
