@@ -29,6 +29,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
+	"routeopt.io/routeopt/webserver/apikey"
 	"routeopt.io/routeopt/webserver/optcache"
 	"routeopt.io/routeopt/webserver/schema"
 )
@@ -75,7 +76,7 @@ func newFuzzAPI(tb testing.TB) *fuzzAPI {
 		},
 	}).Build()
 	ctx := context.Background()
-	key, _, err := CreateAPIKey(ctx, c, APIKeySpec{Namespace: v1alpha1.DefaultOperatorNamespace, Tenant: fuzzTenant, Name: "fuzz", Scopes: AllScopes})
+	key, _, err := apikey.Create(ctx, c, apikey.Spec{Namespace: v1alpha1.DefaultOperatorNamespace, Tenant: fuzzTenant, Name: "fuzz", Scopes: apikey.AllScopes})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -632,7 +633,7 @@ func FuzzCreateAPIKey(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := a.do(http.MethodPost, "/v1/api-keys", body, nil)
 		out := answer(t, rec, "body")
-		in, details := schema.DecodeAPIKeyIn(body, AllScopes)
+		in, details := schema.DecodeAPIKeyIn(body, apikey.AllScopes)
 		if (details == nil) != (rec.Code == http.StatusCreated) {
 			t.Fatalf("body %q: status %d: %s", body, rec.Code, rec.Body.Bytes())
 		}
@@ -644,7 +645,7 @@ func FuzzCreateAPIKey(f *testing.F) {
 		}
 		key, _ := out["key"].(string)
 		id, _ := out["id"].(string)
-		if out["name"] != in.Name || !strings.HasPrefix(key, APIKeyPrefix) || id != KeyID(key) {
+		if out["name"] != in.Name || !strings.HasPrefix(key, apikey.Prefix) || id != apikey.ID(key) {
 			t.Fatalf("record %v for %+v", out, in)
 		}
 		me := a.do(http.MethodGet, "/v1/me", nil, http.Header{"Authorization": {"Bearer " + key}})

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/apikey"
 	"routeopt.io/routeopt/webserver/kubebudget"
 )
 
@@ -42,7 +43,7 @@ func budgetTestServer(t *testing.T, listDelay time.Duration, silent bool, opts O
 			return c.List(ctx, list, opts...)
 		},
 	}).Build()
-	key, _, err := CreateAPIKey(context.Background(), c, APIKeySpec{Namespace: "routeopt-system", Tenant: "acme", Scopes: AllScopes})
+	key, _, err := apikey.Create(context.Background(), c, apikey.Spec{Namespace: "routeopt-system", Tenant: "acme", Scopes: apikey.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // A source address that keeps failing authentication is refused with 429
@@ -42,7 +44,7 @@ func TestFailedAuthenticationsAreLimitedPerSource(t *testing.T) {
 				_ = resp.Body.Close()
 				return resp
 			}
-			wrong := APIKeyPrefix + strings.Repeat("x", 40)
+			wrong := apikey.Prefix + strings.Repeat("x", 40)
 			for i := range 3 {
 				if resp := send(wrong, "198.51.100.1"); resp.StatusCode != http.StatusUnauthorized {
 					t.Fatalf("wrong key %d within the burst: %d, want 401", i+1, resp.StatusCode)

@@ -22,6 +22,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
+	"routeopt.io/routeopt/webserver/apikey"
 	"routeopt.io/routeopt/webserver/kubebudget"
 	"routeopt.io/routeopt/webserver/openapi"
 	"routeopt.io/routeopt/webserver/optcache"
@@ -122,7 +123,7 @@ type Server struct {
 	// exportKeys sign and verify export download links.
 	exportKeys *exportKeyring
 	// lastUse decides when an API key's use is recorded.
-	lastUse lastUseRecorder
+	lastUse apikey.LastUseRecorder
 	// kubeProbe tells requests past their budget whether the API server answers.
 	kubeProbe *kubebudget.Probe
 }
@@ -221,18 +222,18 @@ func (s *Server) Handler() http.Handler {
 
 	v1 := r.Group("/v1", s.authenticate, s.rateLimit)
 	getAndHead(v1, "/me", s.me)
-	v1.POST("/optimizations", s.require(ScopeOptimizationsWrite), s.nonJSONBody, s.createOptimization)
-	getAndHead(v1, "/optimizations", s.require(ScopeOptimizationsRead), s.listOptimizations)
-	getAndHead(v1, "/optimizations/:optimization_id", s.require(ScopeOptimizationsRead), s.getOptimization)
-	getAndHead(v1, "/optimizations/:optimization_id/result", s.require(ScopeOptimizationsRead), s.getResult)
-	v1.POST("/optimizations/:optimization_id/cancel", s.require(ScopeOptimizationsWrite), s.cancelOptimization)
-	v1.POST("/optimizations/:optimization_id/exports", s.require(ScopeExportsWrite), s.nonJSONBody, s.createExport)
-	getAndHead(v1, "/webhooks", s.require(ScopeWebhooksRead), s.listWebhooks)
-	v1.POST("/webhooks", s.require(ScopeWebhooksWrite), s.nonJSONBody, s.createWebhook)
-	v1.DELETE("/webhooks/:webhook_id", s.require(ScopeWebhooksWrite), s.deleteWebhook)
-	getAndHead(v1, "/api-keys", s.require(ScopeKeysWrite), s.listAPIKeys)
-	v1.POST("/api-keys", s.require(ScopeKeysWrite), s.nonJSONBody, s.createAPIKey)
-	v1.DELETE("/api-keys/:key_id", s.require(ScopeKeysWrite), s.deleteAPIKey)
+	v1.POST("/optimizations", s.require(apikey.ScopeOptimizationsWrite), s.nonJSONBody, s.createOptimization)
+	getAndHead(v1, "/optimizations", s.require(apikey.ScopeOptimizationsRead), s.listOptimizations)
+	getAndHead(v1, "/optimizations/:optimization_id", s.require(apikey.ScopeOptimizationsRead), s.getOptimization)
+	getAndHead(v1, "/optimizations/:optimization_id/result", s.require(apikey.ScopeOptimizationsRead), s.getResult)
+	v1.POST("/optimizations/:optimization_id/cancel", s.require(apikey.ScopeOptimizationsWrite), s.cancelOptimization)
+	v1.POST("/optimizations/:optimization_id/exports", s.require(apikey.ScopeExportsWrite), s.nonJSONBody, s.createExport)
+	getAndHead(v1, "/webhooks", s.require(apikey.ScopeWebhooksRead), s.listWebhooks)
+	v1.POST("/webhooks", s.require(apikey.ScopeWebhooksWrite), s.nonJSONBody, s.createWebhook)
+	v1.DELETE("/webhooks/:webhook_id", s.require(apikey.ScopeWebhooksWrite), s.deleteWebhook)
+	getAndHead(v1, "/api-keys", s.require(apikey.ScopeKeysWrite), s.listAPIKeys)
+	v1.POST("/api-keys", s.require(apikey.ScopeKeysWrite), s.nonJSONBody, s.createAPIKey)
+	v1.DELETE("/api-keys/:key_id", s.require(apikey.ScopeKeysWrite), s.deleteAPIKey)
 	// Outermost: the request id, so every answer carries it; then gzip for
 	// clients that accept it, above gzipMinSize (smaller bodies gain
 	// nothing), with Vary: Accept-Encoding; an answer that already has a
@@ -291,7 +292,7 @@ func (s *Server) bodyLimit(c *gin.Context) {
 	c.Next()
 }
 
-// authenticate resolves the bearer API key to a Principal. A source
+// authenticate resolves the bearer API key to a apikey.Principal. A source
 // address that failed too often is refused first, before its key is read.
 func (s *Server) authenticate(c *gin.Context) {
 	source := ratelimit.SourceKey(c.ClientIP())
@@ -309,7 +310,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	p, err := Authenticate(ctx, s.keys, s.opts.OperatorNamespace, strings.TrimSpace(key))
+	p, err := apikey.Authenticate(ctx, s.keys, s.opts.OperatorNamespace, strings.TrimSpace(key))
 	if err != nil {
 		abortKube(c, err, "API key")
 		return
@@ -344,9 +345,9 @@ func (s *Server) require(scope string) gin.HandlerFunc {
 	}
 }
 
-func principal(c *gin.Context) *Principal {
+func principal(c *gin.Context) *apikey.Principal {
 	p, _ := c.Get(ctxPrincipal)
-	return p.(*Principal)
+	return p.(*apikey.Principal)
 }
 
 func loggerFrom(c *gin.Context) logr.Logger {

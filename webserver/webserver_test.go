@@ -5,27 +5,6 @@ import (
 	"testing"
 )
 
-func TestNewAPIKey(t *testing.T) {
-	seen := map[string]bool{}
-	format := regexp.MustCompile(`^svc_sk_[0-9A-Za-z]{43}$`)
-	for range 200 {
-		key, err := newAPIKey()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !format.MatchString(key) {
-			t.Fatalf("key %q does not look like svc_sk_ + 43 base62 characters", key)
-		}
-		if seen[key] {
-			t.Fatal("duplicate key")
-		}
-		seen[key] = true
-		if id := KeyID(key); len(id) != keyIDLength || id != hashKey(key)[:keyIDLength] {
-			t.Fatalf("KeyID %q", id)
-		}
-	}
-}
-
 func TestOptimizationIDIsDeterministicPerTenant(t *testing.T) {
 	a := OptimizationID("tenant-a", "key-12345678")
 	if a != OptimizationID("tenant-a", "key-12345678") {

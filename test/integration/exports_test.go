@@ -23,6 +23,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/cmd/routeopt/app"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 const (
@@ -277,10 +278,10 @@ func TestExportCreate(t *testing.T) {
 	})
 
 	t.Run("403 without exports:write", func(t *testing.T) {
-		readWrite := s.withKey(t, webserver.ScopeOptimizationsRead, webserver.ScopeOptimizationsWrite)
+		readWrite := s.withKey(t, apikey.ScopeOptimizationsRead, apikey.ScopeOptimizationsWrite)
 		status, body := readWrite.createExport(t, opt.Name, nil)
 		if status != http.StatusForbidden || errorCode(t, body) != webserver.CodeInsufficientScope ||
-			body["error"].(map[string]any)["fields"].(map[string]any)["required_scope"] != webserver.ScopeExportsWrite {
+			body["error"].(map[string]any)["fields"].(map[string]any)["required_scope"] != apikey.ScopeExportsWrite {
 			t.Errorf("%d %v", status, body)
 		}
 	})

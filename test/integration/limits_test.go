@@ -25,6 +25,7 @@ import (
 	"routeopt.io/routeopt/config/crd"
 	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 	"routeopt.io/routeopt/webserver/storesize"
 )
 
@@ -229,7 +230,7 @@ func TestStorageStricterThanTheLimit(t *testing.T) {
 	if _, err := tenant.Create(ctx, c, company, "Strict "+company, operatorNamespace); err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := webserver.CreateAPIKey(ctx, c, webserver.APIKeySpec{Namespace: operatorNamespace, Tenant: company, CompanyName: "Strict " + company, Scopes: webserver.AllScopes})
+	key, _, err := apikey.Create(ctx, c, apikey.Spec{Namespace: operatorNamespace, Tenant: company, CompanyName: "Strict " + company, Scopes: apikey.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,7 @@ import (
 	"routeopt.io/routeopt/config/crd"
 	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 	"routeopt.io/routeopt/webserver/optcache"
 )
 
@@ -143,7 +144,7 @@ func startSystemWith(t testing.TB, ro app.RunnerOptions, tune func(*webserver.Op
 	if _, err := tenant.Create(ctx, k8sClient, company, "Integration "+company, operatorNamespace); err != nil {
 		t.Fatal(err)
 	}
-	key := newAPIKey(t, company, webserver.AllScopes...)
+	key := newAPIKey(t, company, apikey.AllScopes...)
 	ns := v1alpha1.TenantNamespace(company)
 	url, apiClient := startAPI(ctx, t, cfg, ns, tune)
 	s := &system{namespace: ns, apiKey: key, url: url, client: apiClient, runner: ro}
@@ -263,7 +264,7 @@ func runManagerOn(t testing.TB, restCfg *rest.Config, ro app.RunnerOptions, name
 // newAPIKey stores a key of tenant with scopes and returns it.
 func newAPIKey(t testing.TB, tenantID string, scopes ...string) string {
 	t.Helper()
-	key, _, err := webserver.CreateAPIKey(context.Background(), k8sClient, webserver.APIKeySpec{
+	key, _, err := apikey.Create(context.Background(), k8sClient, apikey.Spec{
 		Namespace: operatorNamespace, Tenant: tenantID, CompanyName: "Integration " + tenantID, Scopes: scopes,
 	})
 	if err != nil {
