@@ -24,6 +24,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/webserver/export"
+	"routeopt.io/routeopt/webserver/exportkey"
 	"routeopt.io/routeopt/webserver/schema"
 )
 
@@ -34,7 +35,7 @@ import (
 // rendered on each download (package export) from the stored result; the
 // download link needs no API key: it carries what the download needs and an
 // HMAC-SHA256 signature over all of it, under the export signing key
-// (exportkeys.go) named by the link's key id:
+// (package exportkey) named by the link's key id:
 //
 //	<public URL>/v1/exports/<export id>?tenant=<company id>
 //	  &optimization_id=<id>&optimization_uid=<uid>&format=<xlsx|csv>
@@ -91,8 +92,8 @@ type storedExport struct {
 }
 
 // live reports whether the export's link still works at now with keys.
-func (e storedExport) live(now time.Time, keys *ExportSigningKeys) bool {
-	return now.Before(e.ExpiresAt) && keys.byID(e.KeyID) != nil
+func (e storedExport) live(now time.Time, keys *exportkey.Keys) bool {
+	return now.Before(e.ExpiresAt) && keys.ByID(e.KeyID) != nil
 }
 
 // storedExports reads the annotation; one that cannot be read holds no
@@ -193,7 +194,7 @@ func (e storedExport) link(tenant string, opt *v1alpha1.Optimization) exportLink
 }
 
 // exportRecord renders e with its link signed by key.
-func (s *Server) exportRecord(tenant string, opt *v1alpha1.Optimization, e storedExport, key *SigningKey) ExportRecord {
+func (s *Server) exportRecord(tenant string, opt *v1alpha1.Optimization, e storedExport, key *exportkey.Key) ExportRecord {
 	return ExportRecord{
 		ID: e.ID, OptimizationID: opt.Name, Format: e.Format, IncludeDriverInstructions: e.IncludeDriverInstructions,
 		DownloadURL: e.link(tenant, opt).url(s.baseURL, key.Key),
@@ -224,7 +225,7 @@ func (s *Server) createExport(c *gin.Context) {
 	}
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	keys, err := s.exportKeys.current(ctx)
+	keys, err := s.exportKeys.Current(ctx)
 	if err != nil {
 		abortKube(c, err, "export signing key")
 		return
@@ -237,7 +238,7 @@ func (s *Server) createExport(c *gin.Context) {
 	}
 	// PureJSON: the link's & stay & (not \u0026), so a person can copy it
 	// from a terminal.
-	c.PureJSON(http.StatusCreated, s.exportRecord(p.CompanyID, opt, e, keys.byID(e.KeyID)))
+	c.PureJSON(http.StatusCreated, s.exportRecord(p.CompanyID, opt, e, keys.ByID(e.KeyID)))
 }
 
 // findOrAddExport returns the live export of opt with in's arguments, or
@@ -246,7 +247,7 @@ func (s *Server) createExport(c *gin.Context) {
 // when another replica wrote first, it reads the Optimization again and
 // starts over, so concurrent creates of the same arguments agree on one
 // export. It returns the export and the Optimization it was found on.
-func (s *Server) findOrAddExport(ctx context.Context, opt *v1alpha1.Optimization, in *schema.ExportIn, keys *ExportSigningKeys) (storedExport, *v1alpha1.Optimization, error) {
+func (s *Server) findOrAddExport(ctx context.Context, opt *v1alpha1.Optimization, in *schema.ExportIn, keys *exportkey.Keys) (storedExport, *v1alpha1.Optimization, error) {
 	for attempt := 1; ; attempt++ {
 		now := s.clock.Now()
 		exports := storedExports(opt)
@@ -304,7 +305,7 @@ func (s *Server) downloadExport(c *gin.Context) {
 	l, signature, exact := linkFromQuery(c.Param("export_id"), c.Request.URL.Query())
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	key, err := s.exportKeys.lookup(ctx, l.KeyID)
+	key, err := s.exportKeys.Lookup(ctx, l.KeyID)
 	if err != nil {
 		abortKube(c, err, "export signing key")
 		return

@@ -1,18 +1,16 @@
 package webserver
 
 import (
+	"bytes"
 	"net/url"
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
+	"routeopt.io/routeopt/webserver/exportkey"
 )
 
 func TestExportLinkSignature(t *testing.T) {
-	key, err := newSigningKey()
-	if err != nil {
-		t.Fatal(err)
-	}
+	key := exportkey.Key{ID: "0a1b2c3d4e5f", Key: bytes.Repeat([]byte{0x5a}, 32)}
 	l := exportLink{
 		ExportID: "7b0c64ae-6d1f-4e55-9a57-0f3f3b7a9d10", Tenant: "acme",
 		OptimizationID: "74664201-cd11-59b0-af6c-dddd4df97de2", OptimizationUID: "4fa4c3d0-b643-43d8-abeb-9b005ff96abe",
@@ -35,7 +33,7 @@ func TestExportLinkSignature(t *testing.T) {
 	if got != l || !got.verify(key.Key, sig) {
 		t.Fatalf("the link does not verify: %+v %q", got, sig)
 	}
-	other, _ := newSigningKey()
+	other := exportkey.Key{ID: "f5e4d3c2b1a0", Key: bytes.Repeat([]byte{0xa5}, 32)}
 	if got.verify(other.Key, sig) {
 		t.Error("verified under another key")
 	}
@@ -57,31 +55,5 @@ func TestExportLinkSignature(t *testing.T) {
 		if l.verify(key.Key, bad) {
 			t.Errorf("signature %q verifies", bad)
 		}
-	}
-}
-
-func TestParseExportSigningKeys(t *testing.T) {
-	cur, _ := newSigningKey()
-	prev, _ := newSigningKey()
-	if cur.ID == prev.ID || len(cur.ID) != 12 || len(cur.Key) != 32 {
-		t.Fatalf("keys %q %q", cur.ID, prev.ID)
-	}
-	s := &corev1.Secret{}
-	(&ExportSigningKeys{Current: cur, Previous: &prev}).fill(s)
-	k, err := parseExportSigningKeys(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if k.byID(cur.ID) == nil || k.byID(prev.ID) == nil || k.byID("") != nil || k.byID("other") != nil {
-		t.Errorf("byID: %+v", k)
-	}
-	s.Type = corev1.SecretTypeOpaque
-	if _, err := parseExportSigningKeys(s); err == nil {
-		t.Error("a Secret of another type was read")
-	}
-	s.Type = SecretTypeExportSigningKey
-	s.Data[exportKeyCurrentField] = []byte("short")
-	if _, err := parseExportSigningKeys(s); err == nil {
-		t.Error("a short key was read")
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/go-logr/logr"
 	"github.com/klauspost/compress/gzhttp"
-	"golang.org/x/sync/semaphore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -23,6 +22,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/webserver/apikey"
+	"routeopt.io/routeopt/webserver/exportkey"
 	"routeopt.io/routeopt/webserver/kubebudget"
 	"routeopt.io/routeopt/webserver/openapi"
 	"routeopt.io/routeopt/webserver/optcache"
@@ -121,7 +121,7 @@ type Server struct {
 	// index serves lists; IndexOptimizations sets it before serving.
 	index *optcache.Index
 	// exportKeys sign and verify export download links.
-	exportKeys *exportKeyring
+	exportKeys *exportkey.Ring
 	// lastUse decides when an API key's use is recorded.
 	lastUse apikey.LastUseRecorder
 	// kubeProbe tells requests past their budget whether the API server answers.
@@ -153,14 +153,14 @@ func New(c client.Client, apiReader, keys client.Reader, log logr.Logger, opts O
 		opts.ExportLinkTTL = DefaultExportLinkTTL
 	}
 	if opts.ExportKeyRefresh == 0 {
-		opts.ExportKeyRefresh = defaultExportKeyRefresh
+		opts.ExportKeyRefresh = exportkey.DefaultRefresh
 	}
 	s := &Server{
 		client: c, apiReader: apiReader, keys: keys, opts: opts,
 		clock: clock.RealClock{}, log: log,
 		baseURL: strings.TrimRight(opts.PublicURL, "/"),
 	}
-	s.exportKeys = &exportKeyring{reader: apiReader, writer: c, namespace: opts.OperatorNamespace, clock: s.clock, refresh: opts.ExportKeyRefresh, lock: semaphore.NewWeighted(1)}
+	s.exportKeys = exportkey.NewRing(apiReader, c, opts.OperatorNamespace, s.clock, opts.ExportKeyRefresh)
 	s.kubeProbe = kubebudget.NewProbe(apiReader, opts.OperatorNamespace)
 	if opts.RateLimit > 0 {
 		s.limiter = ratelimit.NewPerKey(opts.RateLimit, max(1, opts.RateBurst))
@@ -372,8 +372,8 @@ func (s *Server) me(c *gin.Context) {
 func (s *Server) LoadExportSigningKey(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := s.exportKeys.get(ctx, 0); err != nil {
-		return fmt.Errorf("unable to load the export signing key (Secret %s/%s): %w", s.opts.OperatorNamespace, ExportSigningKeySecret, err)
+	if _, err := s.exportKeys.Get(ctx, 0); err != nil {
+		return fmt.Errorf("unable to load the export signing key (Secret %s/%s): %w", s.opts.OperatorNamespace, exportkey.SecretName, err)
 	}
 	return nil
 }
