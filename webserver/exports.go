@@ -2,17 +2,12 @@ package webserver
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -25,6 +20,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/webserver/export"
 	"routeopt.io/routeopt/webserver/exportkey"
+	"routeopt.io/routeopt/webserver/exportlink"
 	"routeopt.io/routeopt/webserver/schema"
 )
 
@@ -33,36 +29,12 @@ import (
 // annotation v1alpha1.ExportsAnnotation, so every API replica answers the
 // same and the records go with the optimization at retention. Its file is
 // rendered on each download (package export) from the stored result; the
-// download link needs no API key: it carries what the download needs and an
-// HMAC-SHA256 signature over all of it, under the export signing key
-// (package exportkey) named by the link's key id:
-//
-//	<public URL>/v1/exports/<export id>?tenant=<company id>
-//	  &optimization_id=<id>&optimization_uid=<uid>&format=<xlsx|csv>
-//	  &include_driver_instructions=<true|false>&expires=<unix seconds>
-//	  &key_id=<key id>&signature=<base64url HMAC, no padding>
-//
-// The signature covers every other parameter and the export id
-// (exportLink.canonical); the optimization's uid makes a link die with its
-// optimization even if one of the same id is created again.
+// download link needs no API key: it carries what the download needs,
+// signed under the export signing key (package exportkey) named by the
+// link's key id (package exportlink).
 
 // DefaultExportLinkTTL is how long a download link lives unless configured.
 const DefaultExportLinkTTL = 15 * time.Minute
-
-// exportsPath is where download links point, below the public URL.
-const exportsPath = "/v1/exports/"
-
-// Query parameters of a download link.
-const (
-	linkTenant          = "tenant"
-	linkOptimizationID  = "optimization_id"
-	linkOptimizationUID = "optimization_uid"
-	linkFormat          = "format"
-	linkInclude         = "include_driver_instructions"
-	linkExpires         = "expires"
-	linkKeyID           = "key_id"
-	linkSignature       = "signature"
-)
 
 // exportPatchAttempts bounds the optimistic-lock retries of a create.
 const exportPatchAttempts = 5
@@ -110,83 +82,9 @@ func storedExports(opt *v1alpha1.Optimization) []storedExport {
 	return out
 }
 
-// exportLink is what a download link carries besides its signature.
-type exportLink struct {
-	ExportID, Tenant, OptimizationID, OptimizationUID string
-	Format, Include, Expires, KeyID                   string
-}
-
-// canonical is the signed string: a version tag and every field, one per
-// line, in a fixed order. Fields never contain a newline when signed, so
-// no other set of fields gives the same string.
-func (l exportLink) canonical() string {
-	return strings.Join([]string{
-		"routeopt-export-link-v1", l.ExportID, l.Tenant, l.OptimizationID, l.OptimizationUID,
-		l.Format, l.Include, l.Expires, l.KeyID,
-	}, "\n")
-}
-
-func (l exportLink) mac(key []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(l.canonical()))
-	return m.Sum(nil)
-}
-
-// url is the signed download URL under base.
-func (l exportLink) url(base string, key []byte) string {
-	var b strings.Builder
-	b.WriteString(base + exportsPath + url.PathEscape(l.ExportID) + "?")
-	for i, kv := range [][2]string{
-		{linkTenant, l.Tenant}, {linkOptimizationID, l.OptimizationID}, {linkOptimizationUID, l.OptimizationUID},
-		{linkFormat, l.Format}, {linkInclude, l.Include}, {linkExpires, l.Expires}, {linkKeyID, l.KeyID},
-		{linkSignature, base64.RawURLEncoding.EncodeToString(l.mac(key))},
-	} {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(kv[0] + "=" + url.QueryEscape(kv[1]))
-	}
-	return b.String()
-}
-
-// verify reports, in constant time, whether signature is l's under key,
-// encoded as url wrote it: strict decoding refuses the other spellings of
-// the same bytes (non-zero padding bits).
-func (l exportLink) verify(key []byte, signature string) bool {
-	got, err := base64.RawURLEncoding.Strict().DecodeString(signature)
-	if err != nil {
-		return false
-	}
-	return hmac.Equal(got, l.mac(key))
-}
-
-// linkFromQuery reads a download link's fields and signature from its
-// export id and query. exact is false unless the query holds each of the
-// link's parameters once and nothing else: a link verifies only as it was
-// given, and a repeated parameter cannot be read one way here and another
-// way by a proxy or a log.
-func linkFromQuery(exportID string, q url.Values) (l exportLink, signature string, exact bool) {
-	exact, read := true, 0
-	one := func(name string) string {
-		v := q[name]
-		exact, read = exact && len(v) == 1, read+1
-		if len(v) == 0 {
-			return ""
-		}
-		return v[0]
-	}
-	l = exportLink{
-		ExportID: exportID, Tenant: one(linkTenant),
-		OptimizationID: one(linkOptimizationID), OptimizationUID: one(linkOptimizationUID),
-		Format: one(linkFormat), Include: one(linkInclude), Expires: one(linkExpires), KeyID: one(linkKeyID),
-	}
-	signature = one(linkSignature)
-	return l, signature, exact && len(q) == read
-}
-
 // link is the download link of e, an export of opt made by tenant.
-func (e storedExport) link(tenant string, opt *v1alpha1.Optimization) exportLink {
-	return exportLink{
+func (e storedExport) link(tenant string, opt *v1alpha1.Optimization) exportlink.Link {
+	return exportlink.Link{
 		ExportID: e.ID, Tenant: tenant, OptimizationID: opt.Name, OptimizationUID: string(opt.UID),
 		Format: e.Format, Include: strconv.FormatBool(e.IncludeDriverInstructions),
 		Expires: strconv.FormatInt(e.ExpiresAt.Unix(), 10), KeyID: e.KeyID,
@@ -197,7 +95,7 @@ func (e storedExport) link(tenant string, opt *v1alpha1.Optimization) exportLink
 func (s *Server) exportRecord(tenant string, opt *v1alpha1.Optimization, e storedExport, key *exportkey.Key) ExportRecord {
 	return ExportRecord{
 		ID: e.ID, OptimizationID: opt.Name, Format: e.Format, IncludeDriverInstructions: e.IncludeDriverInstructions,
-		DownloadURL: e.link(tenant, opt).url(s.baseURL, key.Key),
+		DownloadURL: e.link(tenant, opt).URL(s.baseURL, key.Key),
 		ExpiresAt:   timestamp(e.ExpiresAt), CreatedAt: timestamp(e.CreatedAt),
 	}
 }
@@ -302,7 +200,7 @@ func (s *Server) downloadExport(c *gin.Context) {
 	// guesswork, errors included.
 	c.Header("Cache-Control", "private, no-store")
 	c.Header("X-Content-Type-Options", "nosniff")
-	l, signature, exact := linkFromQuery(c.Param("export_id"), c.Request.URL.Query())
+	l, signature, exact := exportlink.FromQuery(c.Param("export_id"), c.Request.URL.Query())
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
 	key, err := s.exportKeys.Lookup(ctx, l.KeyID)
@@ -310,7 +208,7 @@ func (s *Server) downloadExport(c *gin.Context) {
 		abortKube(c, err, "export signing key")
 		return
 	}
-	if key == nil || !exact || !l.verify(key.Key, signature) {
+	if key == nil || !exact || !l.Verify(key.Key, signature) {
 		abortError(c, http.StatusForbidden, CodeInvalidSignature, "the link's signature is not valid: use the download_url of an export exactly as it was given", nil)
 		return
 	}
@@ -371,7 +269,7 @@ func (s *Server) downloadExport(c *gin.Context) {
 
 // hasExport reports whether opt still has the export l links to: deleting
 // the record (or the annotation) revokes its link.
-func hasExport(opt *v1alpha1.Optimization, l exportLink) bool {
+func hasExport(opt *v1alpha1.Optimization, l exportlink.Link) bool {
 	for _, e := range storedExports(opt) {
 		if e.ID == l.ExportID && e.Format == l.Format && strconv.FormatBool(e.IncludeDriverInstructions) == l.Include {
 			return true

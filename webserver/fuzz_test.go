@@ -30,6 +30,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/webserver/apikey"
+	"routeopt.io/routeopt/webserver/exportlink"
 	"routeopt.io/routeopt/webserver/optcache"
 	"routeopt.io/routeopt/webserver/schema"
 )
@@ -530,7 +531,7 @@ func FuzzDownloadExport(f *testing.F) {
 		f.Fatal(err)
 	}
 	genuine := link.Query()
-	sig := genuine.Get(linkSignature)
+	sig := genuine.Get("signature")
 	for _, s := range []string{
 		link.RawQuery,
 		link.RawQuery + "&format=xlsx",
@@ -549,7 +550,7 @@ func FuzzDownloadExport(f *testing.F) {
 		if !ok {
 			return
 		}
-		req := httptest.NewRequest(http.MethodGet, exportsPath+segment, nil)
+		req := httptest.NewRequest(http.MethodGet, exportlink.Path+segment, nil)
 		req.URL.RawQuery = rawQuery
 		rec := httptest.NewRecorder()
 		a.handler.ServeHTTP(rec, req)

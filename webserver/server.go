@@ -23,6 +23,7 @@ import (
 	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/webserver/apikey"
 	"routeopt.io/routeopt/webserver/exportkey"
+	"routeopt.io/routeopt/webserver/exportlink"
 	"routeopt.io/routeopt/webserver/kubebudget"
 	"routeopt.io/routeopt/webserver/openapi"
 	"routeopt.io/routeopt/webserver/optcache"
@@ -211,7 +212,7 @@ func (s *Server) Handler() http.Handler {
 	getAndHead(r, openapi.DocsPath, docs)
 	getAndHead(r, openapi.DocsPath+"/*asset", docs)
 	// An export's download link carries its own signature instead of a key.
-	getAndHead(r, exportsPath+":export_id", s.downloadExport)
+	getAndHead(r, exportlink.Path+":export_id", s.downloadExport)
 	// The web portal: pages and assets need no key (the script asks for one).
 	pages, err := portal.New(portal.Options{MapTileURL: s.opts.MapTileURL, MapTileAttribution: s.opts.MapTileAttribution})
 	if err != nil {
