@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -12,12 +11,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/docstore"
 	"routeopt.io/routeopt/webserver/export"
 	"routeopt.io/routeopt/webserver/exportkey"
 	"routeopt.io/routeopt/webserver/exportlink"
@@ -241,8 +240,8 @@ func (s *Server) downloadExport(c *gin.Context) {
 		return
 	}
 	// The sheet shows each order's customer, phone and notes.
-	if err := readInput(ctx, s.apiReader, opt); err != nil {
-		var read *configMapReadError
+	if err := docstore.ReadInput(ctx, s.apiReader, opt); err != nil {
+		var read *docstore.ReadError
 		if errors.As(err, &read) {
 			abortKube(c, err, "optimization input")
 		} else {
@@ -276,25 +275,4 @@ func hasExport(opt *v1alpha1.Optimization, l exportlink.Link) bool {
 		}
 	}
 	return false
-}
-
-// readInput fills opt's spec with the orders and vehicles of the ConfigMap
-// spec.input names (an Optimization that lists them inline is left as it
-// is). A failed read is a *configMapReadError; a document that cannot be
-// decoded is another error.
-func readInput(ctx context.Context, r client.Reader, opt *v1alpha1.Optimization) error {
-	ref := opt.Spec.Input
-	if ref == nil || opt.Spec.Orders != nil {
-		return nil
-	}
-	cm := &corev1.ConfigMap{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: ref.Name}, cm); err != nil {
-		return &configMapReadError{err}
-	}
-	in, err := v1alpha1.DecodeInput(cm.BinaryData, cm.Data, ref.SHA256)
-	if err != nil {
-		return fmt.Errorf("optimization %s: input ConfigMap %s: %w", opt.Name, ref.Name, err)
-	}
-	opt.Spec = opt.Spec.WithInput(in)
-	return nil
 }

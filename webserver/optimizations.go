@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/docstore"
 	"routeopt.io/routeopt/webserver/optcache"
 	"routeopt.io/routeopt/webserver/schema"
 	"routeopt.io/routeopt/webserver/storesize"
@@ -349,8 +350,8 @@ func (s *Server) getResult(c *gin.Context) {
 // polylines when withPaths. On failure it answers the request itself and
 // returns nil.
 func (s *Server) storedResult(ctx context.Context, c *gin.Context, opt *v1alpha1.Optimization, withPaths bool) *v1alpha1.Result {
-	result, err := readStoredResult(ctx, s.apiReader, opt, withPaths)
-	var read *configMapReadError
+	result, err := docstore.ReadResult(ctx, s.apiReader, opt, withPaths)
+	var read *docstore.ReadError
 	switch {
 	case err == nil:
 		return result
@@ -362,87 +363,4 @@ func (s *Server) storedResult(ctx context.Context, c *gin.Context, opt *v1alpha1
 		abortInternal(c, err)
 	}
 	return nil
-}
-
-// configMapReadError is a failed read of a result or input ConfigMap, as
-// opposed to stored data that does not decode.
-type configMapReadError struct{ err error }
-
-func (e *configMapReadError) Error() string { return e.err.Error() }
-func (e *configMapReadError) Unwrap() error { return e.err }
-
-// readStoredResult reads opt's result in its stored form (see
-// v1alpha1.ResultManifest): the result ConfigMap, and the polylines, inline
-// or in parts, only when withPaths. The older form without a manifest is
-// served as it is. A missing ConfigMap or a part of another attempt is an
-// error, never a partial or mixed result.
-func readStoredResult(ctx context.Context, r client.Reader, opt *v1alpha1.Optimization, withPaths bool) (*v1alpha1.Result, error) {
-	get := func(name string) (*corev1.ConfigMap, error) {
-		cm := &corev1.ConfigMap{}
-		if err := r.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: name}, cm); err != nil {
-			return nil, &configMapReadError{fmt.Errorf("completed optimization %s: reading ConfigMap %s: %w", opt.Name, name, err)}
-		}
-		return cm, nil
-	}
-	own, err := get(opt.ResultConfigMapName())
-	if err != nil {
-		return nil, err
-	}
-	raw, ok := own.Data[v1alpha1.ResultManifestKey]
-	if !ok {
-		result, err := v1alpha1.DecodeResult(own.BinaryData[v1alpha1.ResultDataKey])
-		if err != nil {
-			return nil, fmt.Errorf("completed optimization %s: result: %w", opt.Name, err)
-		}
-		if !withPaths {
-			for i := range result.Routes {
-				result.Routes[i].Polyline = ""
-			}
-		}
-		return result, nil
-	}
-	manifest, err := v1alpha1.DecodeManifest(raw)
-	if err != nil {
-		return nil, fmt.Errorf("completed optimization %s: %w", opt.Name, err)
-	}
-	read := func(b v1alpha1.StoredBlob) ([]byte, error) {
-		if b.Key != "" {
-			return b.Join([][]byte{own.BinaryData[b.Key]})
-		}
-		pieces := make([][]byte, 0, b.Parts)
-		for _, i := range b.PartIndexes() {
-			part, err := get(opt.ResultPartName(i))
-			if err != nil {
-				return nil, err
-			}
-			pieces = append(pieces, part.BinaryData[v1alpha1.ResultPartKey])
-		}
-		return b.Join(pieces)
-	}
-	doc, err := read(manifest.Result)
-	if err != nil {
-		return nil, err
-	}
-	result, err := v1alpha1.DecodeResult(doc)
-	if err != nil {
-		return nil, fmt.Errorf("completed optimization %s: result: %w", opt.Name, err)
-	}
-	if !withPaths || manifest.Paths == nil {
-		return result, nil
-	}
-	blob, err := read(*manifest.Paths)
-	if err != nil {
-		return nil, err
-	}
-	paths, err := v1alpha1.DecodePaths(blob)
-	if err != nil {
-		return nil, fmt.Errorf("completed optimization %s: polylines: %w", opt.Name, err)
-	}
-	if len(paths) != len(result.Routes) {
-		return nil, fmt.Errorf("completed optimization %s: %d polylines for %d routes", opt.Name, len(paths), len(result.Routes))
-	}
-	for i := range result.Routes {
-		result.Routes[i].Polyline = paths[i]
-	}
-	return result, nil
 }
