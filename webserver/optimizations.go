@@ -235,12 +235,7 @@ func (s *Server) refuseTooLarge(ctx context.Context, c *gin.Context, opt *v1alph
 // (its solve may already have started, waiting for that input).
 func (s *Server) replay(ctx context.Context, c *gin.Context, existing *v1alpha1.Optimization, input []byte, keyValue, requestHash string) {
 	if existing.Annotations[v1alpha1.RequestHashAnnotation] != requestHash {
-		abortValidation(c, []schema.Detail{{
-			Loc:   []any{"header", "idempotency-key"},
-			Msg:   "Idempotency-Key was already used with a different request",
-			Type:  "idempotency_key_reused",
-			Input: keyValue,
-		}})
+		abortValidation(c, []schema.Detail{schema.IdempotencyKeyReused(keyValue)})
 		return
 	}
 	if ref := existing.Spec.Input; ref != nil && !stateOf(existing).IsTerminal() &&

@@ -209,8 +209,8 @@ func TestDetailJSON(t *testing.T) {
 		t.Errorf("Error(): %s", msg)
 	}
 	r, _ := json.Marshal(IdempotencyKeyReused("abcdefgh"))
-	if !strings.HasPrefix(string(r), `{"type":"idempotency_key_reused","loc":["header","idempotency-key"],`) {
-		t.Errorf("reused: %s", r)
+	if want := `{"type":"idempotency_key_reused","loc":["header","idempotency-key"],"msg":"Idempotency-Key was already used with a different request","input":"abcdefgh"}`; string(r) != want {
+		t.Errorf("reused: %s\nwant    %s", r, want)
 	}
 }
 
