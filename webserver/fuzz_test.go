@@ -401,9 +401,8 @@ func FuzzListQuery(f *testing.F) {
 		a.handler.ServeHTTP(rec, req)
 		out := answer(t, rec, "query")
 		q := req.URL.Query()
-		page, pageDetails := schema.QueryInt("page", q.Get("page"), q.Has("page"), 1, 1, 0)
-		size, sizeDetails := schema.QueryInt("page_size", q.Get("page_size"), q.Has("page_size"), 25, 1, 100)
-		if pageDetails != nil || sizeDetails != nil {
+		page, size, details := schema.PageQuery(q)
+		if details != nil {
 			if rec.Code != http.StatusUnprocessableEntity {
 				t.Fatalf("query %q: status %d: %s", rawQuery, rec.Code, rec.Body.Bytes())
 			}

@@ -249,11 +249,8 @@ func (s *Server) replay(ctx context.Context, c *gin.Context, existing *v1alpha1.
 
 // listOptimizations answers GET /v1/optimizations, newest first.
 func (s *Server) listOptimizations(c *gin.Context) {
-	pageRaw, pagePresent := c.GetQuery("page")
-	sizeRaw, sizePresent := c.GetQuery("page_size")
-	page, details := schema.QueryInt("page", pageRaw, pagePresent, 1, 1, 0) // no upper bound
-	size, sizeDetails := schema.QueryInt("page_size", sizeRaw, sizePresent, 25, 1, 100)
-	if details = append(details, sizeDetails...); len(details) > 0 {
+	page, size, details := schema.PageQuery(c.Request.URL.Query())
+	if len(details) > 0 {
 		abortValidation(c, details)
 		return
 	}

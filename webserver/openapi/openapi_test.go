@@ -296,6 +296,13 @@ func TestDocumentMatchesCode(t *testing.T) {
 	if len(limit) != 1 || fmt.Sprint(limit[0]) != fmt.Sprint(apikey.MaxPerCompany) {
 		t.Errorf("APIKeyLimitReached limit %v, code %d", limit, apikey.MaxPerCompany)
 	}
+	pageSize := doc.Components.Parameters["PageSize"].Value.Schema.Value
+	if m := pageSize.Max; m == nil || *m != schema.MaxPageSize || fmt.Sprint(pageSize.Default) != fmt.Sprint(schema.DefaultPageSize) {
+		t.Errorf("page_size maximum %v default %v, code %d and %d", m, pageSize.Default, schema.MaxPageSize, schema.DefaultPageSize)
+	}
+	if m := schemas["OptimizationList"].Value.Properties["page_size"].Value.Max; m == nil || *m != schema.MaxPageSize {
+		t.Errorf("OptimizationList.page_size maximum %v, code %d", m, schema.MaxPageSize)
+	}
 	in := schemas["OptimizationIn"].Value.Properties
 	if m := in["orders"].Value.MaxItems; m == nil || *m != schema.MaxOrders {
 		t.Errorf("orders maxItems %v, code %d", m, schema.MaxOrders)

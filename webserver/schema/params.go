@@ -2,6 +2,7 @@ package schema
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -162,4 +163,31 @@ func QueryBool(name, raw string, present bool, def bool) (bool, []Detail) {
 		return def, e.details
 	}
 	return b, nil
+}
+
+// Paging of lists (docs/API.md, "Pagination"): page counts from 1 with no
+// upper bound (a page past the last one is empty), page_size from 1 to
+// MaxPageSize, DefaultPageSize when absent.
+const (
+	DefaultPageSize = 25
+	MaxPageSize     = 100
+)
+
+// PageQuery validates the page and page_size parameters of a list's query
+// q, reporting the errors of both at once.
+func PageQuery(q url.Values) (page, size int, details []Detail) {
+	pageRaw, pagePresent := first(q, "page")
+	sizeRaw, sizePresent := first(q, "page_size")
+	page, details = QueryInt("page", pageRaw, pagePresent, 1, 1, 0) // no upper bound
+	size, sizeDetails := QueryInt("page_size", sizeRaw, sizePresent, DefaultPageSize, 1, MaxPageSize)
+	return page, size, append(details, sizeDetails...)
+}
+
+// first is the first value of query parameter name, and whether it was given.
+func first(q url.Values, name string) (string, bool) {
+	v, ok := q[name]
+	if !ok || len(v) == 0 {
+		return "", false
+	}
+	return v[0], true
 }
