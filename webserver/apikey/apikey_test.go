@@ -9,11 +9,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/schema"
 )
 
 func TestNewKey(t *testing.T) {
 	seen := map[string]bool{}
 	format := regexp.MustCompile(`^svc_sk_[0-9A-Za-z]{43}$`)
+	// The REST API refuses a key_id path parameter that does not match.
+	idPattern := regexp.MustCompile(schema.KeyIDPattern)
 	for range 200 {
 		key, err := newKey()
 		if err != nil {
@@ -26,7 +29,7 @@ func TestNewKey(t *testing.T) {
 			t.Fatal("duplicate key")
 		}
 		seen[key] = true
-		if id := ID(key); len(id) != idLength || id != hashKey(key)[:idLength] {
+		if id := ID(key); len(id) != idLength || id != hashKey(key)[:idLength] || !idPattern.MatchString(id) {
 			t.Fatalf("ID %q", id)
 		}
 	}
