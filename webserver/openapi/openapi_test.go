@@ -296,6 +296,14 @@ func TestDocumentMatchesCode(t *testing.T) {
 	if len(limit) != 1 || fmt.Sprint(limit[0]) != fmt.Sprint(apikey.MaxPerCompany) {
 		t.Errorf("APIKeyLimitReached limit %v, code %d", limit, apikey.MaxPerCompany)
 	}
+	formats := schemas["ExportIn"].Value.Properties["format"].Value.Enum
+	if fmt.Sprint(formats) != fmt.Sprint(schema.ExportFormats) {
+		t.Errorf("ExportIn.format enum %v, code %v", formats, schema.ExportFormats)
+	}
+	key := doc.Components.Parameters["IdempotencyKey"].Value.Schema.Value
+	if key.MinLength != schema.MinIdempotencyKey || key.MaxLength == nil || *key.MaxLength != schema.MaxIdempotencyKey {
+		t.Errorf("Idempotency-Key length %d to %v, code %d to %d", key.MinLength, key.MaxLength, schema.MinIdempotencyKey, schema.MaxIdempotencyKey)
+	}
 	pageSize := doc.Components.Parameters["PageSize"].Value.Schema.Value
 	if m := pageSize.Max; m == nil || *m != schema.MaxPageSize || fmt.Sprint(pageSize.Default) != fmt.Sprint(schema.DefaultPageSize) {
 		t.Errorf("page_size maximum %v default %v, code %d and %d", m, pageSize.Default, schema.MaxPageSize, schema.DefaultPageSize)

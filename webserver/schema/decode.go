@@ -57,7 +57,7 @@ func DecodeExportIn(body []byte) (*ExportIn, []Detail) {
 		return nil, e.details
 	}
 	if raw, ok := f.take("format"); ok {
-		out.Format, _ = e.literal(at(loc, "format"), raw, "xlsx", "csv")
+		out.Format, _ = e.literal(at(loc, "format"), raw, ExportFormats...)
 	}
 	if raw, ok := f.take("include_driver_instructions"); ok {
 		out.IncludeDriverInstructions, _ = e.boolField(at(loc, "include_driver_instructions"), raw)

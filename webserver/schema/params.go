@@ -6,10 +6,17 @@ import (
 	"strings"
 )
 
+// Bounds of the Idempotency-Key header, in characters.
+const (
+	MinIdempotencyKey = 8
+	MaxIdempotencyKey = 128
+)
+
 // ValidateIdempotencyKey checks the Idempotency-Key header of the create
-// operation: required, 8 to 128 characters. Starlette decodes header values as
-// Latin-1, so FastAPI counts one character per byte; so do we, and the input
-// echoed in a detail is the Latin-1 reading of the bytes, as FastAPI's.
+// operation: required, MinIdempotencyKey to MaxIdempotencyKey characters.
+// Starlette decodes header values as Latin-1, so FastAPI counts one
+// character per byte; so do we, and the input echoed in a detail is the
+// Latin-1 reading of the bytes, as FastAPI's.
 func ValidateIdempotencyKey(v string, present bool) []Detail {
 	loc := []any{"header", "idempotency-key"}
 	if !present {
@@ -17,10 +24,10 @@ func ValidateIdempotencyKey(v string, present bool) []Detail {
 	}
 	input := latin1(v)
 	switch n := len(v); {
-	case n < 8:
-		return []Detail{{Loc: loc, Msg: "String should have at least 8 characters", Type: "string_too_short", Input: input, Ctx: map[string]any{"min_length": 8}}}
-	case n > 128:
-		return []Detail{{Loc: loc, Msg: "String should have at most 128 characters", Type: "string_too_long", Input: input, Ctx: map[string]any{"max_length": 128}}}
+	case n < MinIdempotencyKey:
+		return []Detail{{Loc: loc, Msg: fmt.Sprintf("String should have at least %d characters", MinIdempotencyKey), Type: "string_too_short", Input: input, Ctx: map[string]any{"min_length": MinIdempotencyKey}}}
+	case n > MaxIdempotencyKey:
+		return []Detail{{Loc: loc, Msg: fmt.Sprintf("String should have at most %d characters", MaxIdempotencyKey), Type: "string_too_long", Input: input, Ctx: map[string]any{"max_length": MaxIdempotencyKey}}}
 	}
 	return nil
 }

@@ -95,6 +95,10 @@ type OptionsIn struct {
 	SolverSeconds *int   `json:"solver_seconds"`
 }
 
+// ExportFormats are the formats an export may ask for, in the order a
+// refusal lists them; package export renders each.
+var ExportFormats = []string{"xlsx", "csv"}
+
 // ExportIn is the optional body of POST /v1/optimizations/{id}/exports.
 // Format defaults to "xlsx", IncludeDriverInstructions to true.
 type ExportIn struct {
