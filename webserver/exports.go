@@ -239,7 +239,8 @@ func (s *Server) downloadExport(c *gin.Context) {
 	if result == nil {
 		return
 	}
-	// The sheet shows each order's customer, phone and notes.
+	// The sheet takes each order's phone, notes and service minutes from
+	// the input: the result does not carry them.
 	if err := docstore.ReadInput(ctx, s.apiReader, opt); err != nil {
 		var read *docstore.ReadError
 		if errors.As(err, &read) {
