@@ -2,6 +2,20 @@
 // API keys, validate requests in the documented 422 shape, and translate
 // between the snake_case REST resources and the Optimization custom
 // resources. It never runs a solve and never writes status.
+//
+// This package holds the handlers, the middleware, the routing and the
+// server's wiring; each mechanism they use is a subpackage with one job,
+// which never imports this one:
+//
+//   - apikey: API keys, their scopes and Secrets, who a key speaks for
+//   - ratelimit: the per-key and failed-authentication token buckets
+//   - kubebudget: how long a request waits for the Kubernetes API
+//   - storesize: whether an input fits in storage, and the 413 messages
+//   - optcache: the cache transform and the list index
+//   - docstore: reading the stored result and input of an optimization
+//   - exportkey, exportlink: the export signing key and signed links
+//   - schema: request decoding and validation; export: the driver sheets
+//   - openapi, portal: the API's document and the web portal
 package webserver
 
 import (
