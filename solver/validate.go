@@ -23,10 +23,10 @@ func ValidateSpec(spec *v1alpha1.OptimizationSpec) *record.Failure {
 	var v validation
 
 	d := &spec.Depot
-	switch {
-	case (d.Latitude == nil) != (d.Longitude == nil):
+	switch v1alpha1.CheckLocation(d.Address, d.Latitude, d.Longitude) {
+	case v1alpha1.LocationUnpaired:
 		v.add("the depot: latitude and longitude must be given together")
-	case d.Latitude == nil && !hasText(d.Address):
+	case v1alpha1.LocationMissing:
 		v.add("the depot needs an address or both latitude and longitude")
 	}
 
@@ -36,10 +36,10 @@ func ValidateSpec(spec *v1alpha1.OptimizationSpec) *record.Failure {
 	for i := range spec.Orders {
 		o := &spec.Orders[i]
 		name := v.item("order", i, o.ID)
-		switch {
-		case (o.Latitude == nil) != (o.Longitude == nil):
+		switch v1alpha1.CheckLocation(o.Address, o.Latitude, o.Longitude) {
+		case v1alpha1.LocationUnpaired:
 			v.add(name + ": latitude and longitude must be given together")
-		case o.Latitude == nil && !hasText(o.Address):
+		case v1alpha1.LocationMissing:
 			v.add(name + ": needs an address or both latitude and longitude")
 		}
 		v.window(name, "time window", o.TimeWindowStart, o.TimeWindowEnd)
@@ -139,7 +139,3 @@ func (v *validation) failure() *record.Failure {
 	}
 	return &record.Failure{Code: v1alpha1.ErrorInvalidInput, Message: msg}
 }
-
-// hasText is true for a string that is present and not blank, as the REST
-// API reads an address.
-func hasText(s *string) bool { return s != nil && strings.TrimSpace(*s) != "" }

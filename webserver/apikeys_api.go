@@ -2,29 +2,24 @@ package webserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"routeopt.io/routeopt/webserver/apikey"
 	"routeopt.io/routeopt/webserver/schema"
 )
 
 // API key management over REST (docs/API.md, "API keys and the account"), a
 // routeopt extension: the portal's API keys page uses it, with the scope
 // keys:write.
-// Keys are the Secrets of apikeys.go. Lists come from the key cache every
+// Keys are the Secrets of package apikey. Lists come from the key cache every
 // request authenticates against; the limit is checked on the API server
 // itself, so that racing creates cannot pass it.
 
@@ -44,7 +39,7 @@ type apiKeyCreated struct {
 	Key string `json:"key"`
 }
 
-func apiKeyRecord(k APIKeyInfo) APIKeyRecord {
+func apiKeyRecord(k apikey.Info) APIKeyRecord {
 	rec := APIKeyRecord{ID: k.ID, Name: k.Name, Prefix: k.Prefix, Scopes: k.Scopes, CreatedAt: timestamp(k.CreatedAt)}
 	if k.LastUsedAt != nil {
 		ts := timestamp(*k.LastUsedAt)
@@ -57,7 +52,7 @@ func apiKeyRecord(k APIKeyInfo) APIKeyRecord {
 func (s *Server) listAPIKeys(c *gin.Context) {
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	keys, err := ListAPIKeys(ctx, s.keys, s.opts.OperatorNamespace, principal(c).CompanyID)
+	keys, err := apikey.List(ctx, s.keys, s.opts.OperatorNamespace, principal(c).CompanyID)
 	if err != nil {
 		abortKube(c, err, "API keys")
 		return
@@ -75,7 +70,7 @@ func (s *Server) createAPIKey(c *gin.Context) {
 	if !ok {
 		return
 	}
-	in, details := schema.DecodeAPIKeyIn(body, AllScopes)
+	in, details := schema.DecodeAPIKeyIn(body, apikey.AllScopes)
 	if len(details) > 0 {
 		abortValidation(c, details)
 		return
@@ -90,13 +85,13 @@ func (s *Server) createAPIKey(c *gin.Context) {
 	if n, err := s.countAPIKeys(c, p); err != nil {
 		abortKube(c, err, "API keys")
 		return
-	} else if n >= MaxAPIKeys {
+	} else if n >= apikey.MaxPerCompany {
 		abortAPIKeyLimit(c)
 		return
 	}
 
 	ctx, cancel := s.kubeContext(c)
-	key, info, err := CreateAPIKey(ctx, s.client, APIKeySpec{
+	key, info, err := apikey.Create(ctx, s.client, apikey.Spec{
 		Namespace: s.opts.OperatorNamespace, Tenant: p.CompanyID, CompanyName: p.CompanyName,
 		Name: in.Name, Scopes: in.Scopes,
 	})
@@ -120,7 +115,7 @@ func (s *Server) createAPIKey(c *gin.Context) {
 		s.undoAPIKeyLater(c, p, info.ID)
 		abortKube(c, err, "API keys")
 		return
-	case n > MaxAPIKeys:
+	case n > apikey.MaxPerCompany:
 		// Before answering, so no one sees the company over the limit.
 		ctx, cancel := s.kubeContext(c)
 		defer cancel()
@@ -132,7 +127,7 @@ func (s *Server) createAPIKey(c *gin.Context) {
 }
 
 // missingScopes lists the scopes of want that p does not hold.
-func missingScopes(p *Principal, want []string) []string {
+func missingScopes(p *apikey.Principal, want []string) []string {
 	var missing []string
 	for _, s := range want {
 		if !p.Has(s) {
@@ -143,31 +138,31 @@ func missingScopes(p *Principal, want []string) []string {
 }
 
 // countAPIKeys counts p's company's keys on the API server, around the cache.
-func (s *Server) countAPIKeys(c *gin.Context, p *Principal) (int, error) {
+func (s *Server) countAPIKeys(c *gin.Context, p *apikey.Principal) (int, error) {
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	keys, err := ListAPIKeys(ctx, s.apiReader, s.opts.OperatorNamespace, p.CompanyID)
+	keys, err := apikey.List(ctx, s.apiReader, s.opts.OperatorNamespace, p.CompanyID)
 	return len(keys), err
 }
 
 func abortAPIKeyLimit(c *gin.Context) {
 	abortError(c, http.StatusConflict, CodeAPIKeyLimitReached,
-		fmt.Sprintf("at most %d API keys can exist per company; revoke one first", MaxAPIKeys),
-		map[string]any{"limit": MaxAPIKeys})
+		fmt.Sprintf("at most %d API keys can exist per company; revoke one first", apikey.MaxPerCompany),
+		map[string]any{"limit": apikey.MaxPerCompany})
 }
 
 // undoAPIKey revokes a key the caller will never see, and only logs its
 // own failure.
-func (s *Server) undoAPIKey(ctx context.Context, log logr.Logger, p *Principal, id string) {
-	err := revokeAPIKey(ctx, s.apiReader, s.client, s.opts.OperatorNamespace, p.CompanyID, id)
-	if err != nil && !errors.Is(err, ErrAPIKeyNotFound) {
+func (s *Server) undoAPIKey(ctx context.Context, log logr.Logger, p *apikey.Principal, id string) {
+	err := apikey.RevokeThrough(ctx, s.apiReader, s.client, s.opts.OperatorNamespace, p.CompanyID, id)
+	if err != nil && !errors.Is(err, apikey.ErrNotFound) {
 		log.Error(err, "Could not revoke an API key the caller was refused", "namespace", s.opts.OperatorNamespace, "keyID", id)
 	}
 }
 
 // undoAPIKeyLater is undoAPIKey after the answer, for as long as a slow
 // request may wait.
-func (s *Server) undoAPIKeyLater(c *gin.Context, p *Principal, id string) {
+func (s *Server) undoAPIKeyLater(c *gin.Context, p *apikey.Principal, id string) {
 	log := loggerFrom(c)
 	ctx := context.WithoutCancel(c.Request.Context())
 	go func() {
@@ -188,9 +183,9 @@ func (s *Server) deleteAPIKey(c *gin.Context) {
 	}
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	err := revokeAPIKey(ctx, s.apiReader, s.client, s.opts.OperatorNamespace, principal(c).CompanyID, id)
+	err := apikey.RevokeThrough(ctx, s.apiReader, s.client, s.opts.OperatorNamespace, principal(c).CompanyID, id)
 	switch {
-	case errors.Is(err, ErrAPIKeyNotFound):
+	case errors.Is(err, apikey.ErrNotFound):
 		abortError(c, http.StatusNotFound, CodeNotFound, "API key not found", nil)
 	case err != nil:
 		abortKube(c, err, "API key")
@@ -199,93 +194,22 @@ func (s *Server) deleteAPIKey(c *gin.Context) {
 	}
 }
 
-// Recording last use. Every authenticated request would otherwise write
-// to etcd; instead a use is recorded when the cached record is a minute
-// old or more, at most once a minute per key by each replica, by a few
-// background writes that never hold up or fail a request.
-const (
-	lastUseInterval = time.Minute
-	// maxLastUseWrites bounds the writes in flight; a use that finds them
-	// all busy is left for a later request to record.
-	maxLastUseWrites = 4
-)
-
-// lastUseRecorder decides which uses are recorded. Its zero value is ready.
-type lastUseRecorder struct {
-	mu       sync.Mutex
-	sent     map[string]time.Time // key id → when this replica last recorded it
-	swept    time.Time
-	inflight int
-}
-
-// claim reports whether a use at now of key id, whose recorded last use is
-// recorded (zero when never), is to be recorded; a true answer must be
-// followed by release once the write is done.
-func (r *lastUseRecorder) claim(id string, recorded, now time.Time) bool {
-	if !recorded.IsZero() && now.Sub(recorded) < lastUseInterval {
-		return false
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if last, ok := r.sent[id]; ok && now.Sub(last) < lastUseInterval {
-		return false
-	}
-	if r.inflight >= maxLastUseWrites {
-		return false
-	}
-	if r.sent == nil {
-		r.sent = map[string]time.Time{}
-	}
-	// Entries older than the interval decide nothing: drop them once an
-	// interval, so the map holds only the keys used lately.
-	if now.Sub(r.swept) >= lastUseInterval {
-		for k, t := range r.sent {
-			if now.Sub(t) >= lastUseInterval {
-				delete(r.sent, k)
-			}
-		}
-		r.swept = now
-	}
-	r.sent[id] = now
-	r.inflight++
-	return true
-}
-
-// release ends a write claim allowed.
-func (r *lastUseRecorder) release() {
-	r.mu.Lock()
-	r.inflight--
-	r.mu.Unlock()
-}
-
 // recordLastUse records, in the background, that p's key is used now,
 // when it is due.
-func (s *Server) recordLastUse(c *gin.Context, p *Principal) {
+func (s *Server) recordLastUse(c *gin.Context, p *apikey.Principal) {
 	now := s.clock.Now()
-	if p.secretName == "" || !s.lastUse.claim(p.KeyID, p.LastUsedAt, now) {
+	if !s.lastUse.Claim(p, now) {
 		return
 	}
 	log := loggerFrom(c)
 	ctx := context.WithoutCancel(c.Request.Context())
 	go func() {
-		defer s.lastUse.release()
+		defer s.lastUse.Release()
 		ctx, cancel := context.WithTimeout(ctx, 2*s.opts.RequestTimeout)
 		defer cancel()
 		// A key revoked meanwhile is gone: a merge patch never creates it again.
-		if err := s.patchLastUsed(ctx, p.secretName, now); client.IgnoreNotFound(err) != nil {
+		if err := apikey.RecordUse(ctx, s.client, s.opts.OperatorNamespace, p, now); client.IgnoreNotFound(err) != nil {
 			log.Error(err, "Could not record an API key's last use", "keyID", p.KeyID)
 		}
 	}()
-}
-
-// patchLastUsed sets the last-use annotation of key Secret name to at.
-func (s *Server) patchLastUsed(ctx context.Context, name string, at time.Time) error {
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-		"annotations": map[string]string{APIKeyLastUsedAnnotation: at.UTC().Format(time.RFC3339)},
-	}})
-	if err != nil {
-		return err
-	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: s.opts.OperatorNamespace, Name: name}}
-	return s.client.Patch(ctx, secret, client.RawPatch(types.MergePatchType, patch))
 }

@@ -1,14 +1,13 @@
 package webserver
 
 import (
-	"context"
-	"errors"
 	"net/http"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"routeopt.io/routeopt/webserver/kubebudget"
 	"routeopt.io/routeopt/webserver/schema"
 )
 
@@ -72,10 +71,10 @@ func abortKube(c *gin.Context, err error, what string) {
 		abortClientGone(c, err)
 	case apierrors.IsNotFound(err):
 		abortError(c, http.StatusNotFound, CodeNotFound, what+" not found", nil)
-	case isUnavailable(err):
+	case kubebudget.IsUnavailable(err):
 		keysAndValues := []any{"error", err.Error()}
 		if b, ok := c.Get(ctxKubeBudget); ok {
-			if cause := b.(*kubeBudget).cause(); cause != nil {
+			if cause := b.(*kubebudget.Budget).Cause(); cause != nil {
 				keysAndValues = append(keysAndValues, "cause", cause.Error())
 			}
 		}
@@ -86,25 +85,6 @@ func abortKube(c *gin.Context, err error, what string) {
 	default:
 		abortInternal(c, err)
 	}
-}
-
-// isUnavailable reports errors that mean the Kubernetes API could not
-// answer: a deadline or a cancellation anywhere in the chain (client-go,
-// the cache and others wrap them), anything that is not an answer of the
-// API server (connection refused, DNS, a cut or unreadable response, a
-// cache that is not synced), and the API server's own answers that it or
-// its storage cannot serve now (5xx, 429).
-func isUnavailable(err error) bool {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return true
-	}
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return true
-	}
-	code := status.Status().Code
-	return code >= http.StatusInternalServerError || code == http.StatusTooManyRequests ||
-		apierrors.IsServerTimeout(err) || apierrors.IsTimeout(err) || apierrors.IsServiceUnavailable(err) || apierrors.IsTooManyRequests(err)
 }
 
 // clientGone reports whether the client closed the request (or its

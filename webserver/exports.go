@@ -2,28 +2,24 @@ package webserver
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/docstore"
 	"routeopt.io/routeopt/webserver/export"
+	"routeopt.io/routeopt/webserver/exportkey"
+	"routeopt.io/routeopt/webserver/exportlink"
 	"routeopt.io/routeopt/webserver/schema"
 )
 
@@ -32,36 +28,12 @@ import (
 // annotation v1alpha1.ExportsAnnotation, so every API replica answers the
 // same and the records go with the optimization at retention. Its file is
 // rendered on each download (package export) from the stored result; the
-// download link needs no API key: it carries what the download needs and an
-// HMAC-SHA256 signature over all of it, under the export signing key
-// (exportkeys.go) named by the link's key id:
-//
-//	<public URL>/v1/exports/<export id>?tenant=<company id>
-//	  &optimization_id=<id>&optimization_uid=<uid>&format=<xlsx|csv>
-//	  &include_driver_instructions=<true|false>&expires=<unix seconds>
-//	  &key_id=<key id>&signature=<base64url HMAC, no padding>
-//
-// The signature covers every other parameter and the export id
-// (exportLink.canonical); the optimization's uid makes a link die with its
-// optimization even if one of the same id is created again.
+// download link needs no API key: it carries what the download needs,
+// signed under the export signing key (package exportkey) named by the
+// link's key id (package exportlink).
 
 // DefaultExportLinkTTL is how long a download link lives unless configured.
 const DefaultExportLinkTTL = 15 * time.Minute
-
-// exportsPath is where download links point, below the public URL.
-const exportsPath = "/v1/exports/"
-
-// Query parameters of a download link.
-const (
-	linkTenant          = "tenant"
-	linkOptimizationID  = "optimization_id"
-	linkOptimizationUID = "optimization_uid"
-	linkFormat          = "format"
-	linkInclude         = "include_driver_instructions"
-	linkExpires         = "expires"
-	linkKeyID           = "key_id"
-	linkSignature       = "signature"
-)
 
 // exportPatchAttempts bounds the optimistic-lock retries of a create.
 const exportPatchAttempts = 5
@@ -91,8 +63,8 @@ type storedExport struct {
 }
 
 // live reports whether the export's link still works at now with keys.
-func (e storedExport) live(now time.Time, keys *ExportSigningKeys) bool {
-	return now.Before(e.ExpiresAt) && keys.byID(e.KeyID) != nil
+func (e storedExport) live(now time.Time, keys *exportkey.Keys) bool {
+	return now.Before(e.ExpiresAt) && keys.ByID(e.KeyID) != nil
 }
 
 // storedExports reads the annotation; one that cannot be read holds no
@@ -109,83 +81,9 @@ func storedExports(opt *v1alpha1.Optimization) []storedExport {
 	return out
 }
 
-// exportLink is what a download link carries besides its signature.
-type exportLink struct {
-	ExportID, Tenant, OptimizationID, OptimizationUID string
-	Format, Include, Expires, KeyID                   string
-}
-
-// canonical is the signed string: a version tag and every field, one per
-// line, in a fixed order. Fields never contain a newline when signed, so
-// no other set of fields gives the same string.
-func (l exportLink) canonical() string {
-	return strings.Join([]string{
-		"routeopt-export-link-v1", l.ExportID, l.Tenant, l.OptimizationID, l.OptimizationUID,
-		l.Format, l.Include, l.Expires, l.KeyID,
-	}, "\n")
-}
-
-func (l exportLink) mac(key []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(l.canonical()))
-	return m.Sum(nil)
-}
-
-// url is the signed download URL under base.
-func (l exportLink) url(base string, key []byte) string {
-	var b strings.Builder
-	b.WriteString(base + exportsPath + url.PathEscape(l.ExportID) + "?")
-	for i, kv := range [][2]string{
-		{linkTenant, l.Tenant}, {linkOptimizationID, l.OptimizationID}, {linkOptimizationUID, l.OptimizationUID},
-		{linkFormat, l.Format}, {linkInclude, l.Include}, {linkExpires, l.Expires}, {linkKeyID, l.KeyID},
-		{linkSignature, base64.RawURLEncoding.EncodeToString(l.mac(key))},
-	} {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(kv[0] + "=" + url.QueryEscape(kv[1]))
-	}
-	return b.String()
-}
-
-// verify reports, in constant time, whether signature is l's under key,
-// encoded as url wrote it: strict decoding refuses the other spellings of
-// the same bytes (non-zero padding bits).
-func (l exportLink) verify(key []byte, signature string) bool {
-	got, err := base64.RawURLEncoding.Strict().DecodeString(signature)
-	if err != nil {
-		return false
-	}
-	return hmac.Equal(got, l.mac(key))
-}
-
-// linkFromQuery reads a download link's fields and signature from its
-// export id and query. exact is false unless the query holds each of the
-// link's parameters once and nothing else: a link verifies only as it was
-// given, and a repeated parameter cannot be read one way here and another
-// way by a proxy or a log.
-func linkFromQuery(exportID string, q url.Values) (l exportLink, signature string, exact bool) {
-	exact, read := true, 0
-	one := func(name string) string {
-		v := q[name]
-		exact, read = exact && len(v) == 1, read+1
-		if len(v) == 0 {
-			return ""
-		}
-		return v[0]
-	}
-	l = exportLink{
-		ExportID: exportID, Tenant: one(linkTenant),
-		OptimizationID: one(linkOptimizationID), OptimizationUID: one(linkOptimizationUID),
-		Format: one(linkFormat), Include: one(linkInclude), Expires: one(linkExpires), KeyID: one(linkKeyID),
-	}
-	signature = one(linkSignature)
-	return l, signature, exact && len(q) == read
-}
-
 // link is the download link of e, an export of opt made by tenant.
-func (e storedExport) link(tenant string, opt *v1alpha1.Optimization) exportLink {
-	return exportLink{
+func (e storedExport) link(tenant string, opt *v1alpha1.Optimization) exportlink.Link {
+	return exportlink.Link{
 		ExportID: e.ID, Tenant: tenant, OptimizationID: opt.Name, OptimizationUID: string(opt.UID),
 		Format: e.Format, Include: strconv.FormatBool(e.IncludeDriverInstructions),
 		Expires: strconv.FormatInt(e.ExpiresAt.Unix(), 10), KeyID: e.KeyID,
@@ -193,10 +91,10 @@ func (e storedExport) link(tenant string, opt *v1alpha1.Optimization) exportLink
 }
 
 // exportRecord renders e with its link signed by key.
-func (s *Server) exportRecord(tenant string, opt *v1alpha1.Optimization, e storedExport, key *SigningKey) ExportRecord {
+func (s *Server) exportRecord(tenant string, opt *v1alpha1.Optimization, e storedExport, key *exportkey.Key) ExportRecord {
 	return ExportRecord{
 		ID: e.ID, OptimizationID: opt.Name, Format: e.Format, IncludeDriverInstructions: e.IncludeDriverInstructions,
-		DownloadURL: e.link(tenant, opt).url(s.baseURL, key.Key),
+		DownloadURL: e.link(tenant, opt).URL(s.baseURL, key.Key),
 		ExpiresAt:   timestamp(e.ExpiresAt), CreatedAt: timestamp(e.CreatedAt),
 	}
 }
@@ -224,7 +122,7 @@ func (s *Server) createExport(c *gin.Context) {
 	}
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	keys, err := s.exportKeys.current(ctx)
+	keys, err := s.exportKeys.Current(ctx)
 	if err != nil {
 		abortKube(c, err, "export signing key")
 		return
@@ -237,7 +135,7 @@ func (s *Server) createExport(c *gin.Context) {
 	}
 	// PureJSON: the link's & stay & (not \u0026), so a person can copy it
 	// from a terminal.
-	c.PureJSON(http.StatusCreated, s.exportRecord(p.CompanyID, opt, e, keys.byID(e.KeyID)))
+	c.PureJSON(http.StatusCreated, s.exportRecord(p.CompanyID, opt, e, keys.ByID(e.KeyID)))
 }
 
 // findOrAddExport returns the live export of opt with in's arguments, or
@@ -246,7 +144,7 @@ func (s *Server) createExport(c *gin.Context) {
 // when another replica wrote first, it reads the Optimization again and
 // starts over, so concurrent creates of the same arguments agree on one
 // export. It returns the export and the Optimization it was found on.
-func (s *Server) findOrAddExport(ctx context.Context, opt *v1alpha1.Optimization, in *schema.ExportIn, keys *ExportSigningKeys) (storedExport, *v1alpha1.Optimization, error) {
+func (s *Server) findOrAddExport(ctx context.Context, opt *v1alpha1.Optimization, in *schema.ExportIn, keys *exportkey.Keys) (storedExport, *v1alpha1.Optimization, error) {
 	for attempt := 1; ; attempt++ {
 		now := s.clock.Now()
 		exports := storedExports(opt)
@@ -301,15 +199,15 @@ func (s *Server) downloadExport(c *gin.Context) {
 	// guesswork, errors included.
 	c.Header("Cache-Control", "private, no-store")
 	c.Header("X-Content-Type-Options", "nosniff")
-	l, signature, exact := linkFromQuery(c.Param("export_id"), c.Request.URL.Query())
+	l, signature, exact := exportlink.FromQuery(c.Param("export_id"), c.Request.URL.Query())
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	key, err := s.exportKeys.lookup(ctx, l.KeyID)
+	key, err := s.exportKeys.Lookup(ctx, l.KeyID)
 	if err != nil {
 		abortKube(c, err, "export signing key")
 		return
 	}
-	if key == nil || !exact || !l.verify(key.Key, signature) {
+	if key == nil || !exact || !l.Verify(key.Key, signature) {
 		abortError(c, http.StatusForbidden, CodeInvalidSignature, "the link's signature is not valid: use the download_url of an export exactly as it was given", nil)
 		return
 	}
@@ -341,9 +239,10 @@ func (s *Server) downloadExport(c *gin.Context) {
 	if result == nil {
 		return
 	}
-	// The sheet shows each order's customer, phone and notes.
-	if err := readInput(ctx, s.apiReader, opt); err != nil {
-		var read *configMapReadError
+	// The sheet takes each order's phone, notes and service minutes from
+	// the input: the result does not carry them.
+	if err := docstore.ReadInput(ctx, s.apiReader, opt); err != nil {
+		var read *docstore.ReadError
 		if errors.As(err, &read) {
 			abortKube(c, err, "optimization input")
 		} else {
@@ -370,32 +269,11 @@ func (s *Server) downloadExport(c *gin.Context) {
 
 // hasExport reports whether opt still has the export l links to: deleting
 // the record (or the annotation) revokes its link.
-func hasExport(opt *v1alpha1.Optimization, l exportLink) bool {
+func hasExport(opt *v1alpha1.Optimization, l exportlink.Link) bool {
 	for _, e := range storedExports(opt) {
 		if e.ID == l.ExportID && e.Format == l.Format && strconv.FormatBool(e.IncludeDriverInstructions) == l.Include {
 			return true
 		}
 	}
 	return false
-}
-
-// readInput fills opt's spec with the orders and vehicles of the ConfigMap
-// spec.input names (an Optimization that lists them inline is left as it
-// is). A failed read is a *configMapReadError; a document that cannot be
-// decoded is another error.
-func readInput(ctx context.Context, r client.Reader, opt *v1alpha1.Optimization) error {
-	ref := opt.Spec.Input
-	if ref == nil || opt.Spec.Orders != nil {
-		return nil
-	}
-	cm := &corev1.ConfigMap{}
-	if err := r.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: ref.Name}, cm); err != nil {
-		return &configMapReadError{err}
-	}
-	in, err := v1alpha1.DecodeInput(cm.BinaryData, cm.Data, ref.SHA256)
-	if err != nil {
-		return fmt.Errorf("optimization %s: input ConfigMap %s: %w", opt.Name, ref.Name, err)
-	}
-	opt.Spec = opt.Spec.WithInput(in)
-	return nil
 }

@@ -1,87 +1,32 @@
 package webserver
 
 import (
-	"net/url"
-	"strings"
+	"bytes"
+	"slices"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/export"
+	"routeopt.io/routeopt/webserver/schema"
 )
 
-func TestExportLinkSignature(t *testing.T) {
-	key, err := newSigningKey()
-	if err != nil {
-		t.Fatal(err)
+// The formats an export request may name are the ones package export
+// renders: the download handler hands the requested format straight to it.
+func TestExportFormatsAreRendered(t *testing.T) {
+	if !slices.Contains(schema.ExportFormats, schema.DefaultExportFormat) {
+		t.Errorf("the default format %q is not one of %v", schema.DefaultExportFormat, schema.ExportFormats)
 	}
-	l := exportLink{
-		ExportID: "7b0c64ae-6d1f-4e55-9a57-0f3f3b7a9d10", Tenant: "acme",
-		OptimizationID: "74664201-cd11-59b0-af6c-dddd4df97de2", OptimizationUID: "4fa4c3d0-b643-43d8-abeb-9b005ff96abe",
-		Format: "xlsx", Include: "true", Expires: "1795431072", KeyID: key.ID,
-	}
-	u, err := url.Parse(l.url("https://routes.example.com", key.Key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u.Path != "/v1/exports/"+l.ExportID {
-		t.Errorf("path %q", u.Path)
-	}
-	q := u.Query()
-	got := exportLink{
-		ExportID: strings.TrimPrefix(u.Path, "/v1/exports/"), Tenant: q.Get(linkTenant),
-		OptimizationID: q.Get(linkOptimizationID), OptimizationUID: q.Get(linkOptimizationUID),
-		Format: q.Get(linkFormat), Include: q.Get(linkInclude), Expires: q.Get(linkExpires), KeyID: q.Get(linkKeyID),
-	}
-	sig := q.Get(linkSignature)
-	if got != l || !got.verify(key.Key, sig) {
-		t.Fatalf("the link does not verify: %+v %q", got, sig)
-	}
-	other, _ := newSigningKey()
-	if got.verify(other.Key, sig) {
-		t.Error("verified under another key")
-	}
-	// Every field is signed; moving text across a field boundary is too.
-	for name, change := range map[string]func(*exportLink){
-		"export id": func(l *exportLink) { l.ExportID += "0" }, "tenant": func(l *exportLink) { l.Tenant = "acm" },
-		"optimization id": func(l *exportLink) { l.OptimizationID = "x" }, "uid": func(l *exportLink) { l.OptimizationUID = "x" },
-		"format": func(l *exportLink) { l.Format = "csv" }, "include": func(l *exportLink) { l.Include = "false" },
-		"expires": func(l *exportLink) { l.Expires = "1795431073" }, "key id": func(l *exportLink) { l.KeyID = "x" },
-		"boundary": func(l *exportLink) { l.Tenant, l.OptimizationID = l.Tenant+"\n"+l.OptimizationID, "" },
-	} {
-		changed := l
-		change(&changed)
-		if changed.verify(key.Key, sig) {
-			t.Errorf("%s changed, the signature still verifies", name)
+	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Name: "3f0c1a2e-6b1d-4d7e-9c55-0d1f2a3b4c5d"}}
+	result := &v1alpha1.Result{ID: opt.Name, Status: v1alpha1.StateCompleted}
+	for _, f := range schema.ExportFormats {
+		var out bytes.Buffer
+		if err := export.Write(&out, opt, result, export.Options{Format: export.Format(f)}); err != nil || out.Len() == 0 {
+			t.Errorf("format %q: %v, %d bytes", f, err, out.Len())
 		}
-	}
-	for _, bad := range []string{"", "!!!", sig + "A", strings.ToUpper(sig), respell(sig)} {
-		if l.verify(key.Key, bad) {
-			t.Errorf("signature %q verifies", bad)
+		if ct := export.ContentType(export.Format(f)); ct == "application/octet-stream" {
+			t.Errorf("format %q has no content type of its own", f)
 		}
-	}
-}
-
-func TestParseExportSigningKeys(t *testing.T) {
-	cur, _ := newSigningKey()
-	prev, _ := newSigningKey()
-	if cur.ID == prev.ID || len(cur.ID) != 12 || len(cur.Key) != 32 {
-		t.Fatalf("keys %q %q", cur.ID, prev.ID)
-	}
-	s := &corev1.Secret{}
-	(&ExportSigningKeys{Current: cur, Previous: &prev}).fill(s)
-	k, err := parseExportSigningKeys(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if k.byID(cur.ID) == nil || k.byID(prev.ID) == nil || k.byID("") != nil || k.byID("other") != nil {
-		t.Errorf("byID: %+v", k)
-	}
-	s.Type = corev1.SecretTypeOpaque
-	if _, err := parseExportSigningKeys(s); err == nil {
-		t.Error("a Secret of another type was read")
-	}
-	s.Type = SecretTypeExportSigningKey
-	s.Data[exportKeyCurrentField] = []byte("short")
-	if _, err := parseExportSigningKeys(s); err == nil {
-		t.Error("a short key was read")
 	}
 }

@@ -29,6 +29,9 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
+	"routeopt.io/routeopt/webserver/apikey"
+	"routeopt.io/routeopt/webserver/exportlink"
+	"routeopt.io/routeopt/webserver/optcache"
 	"routeopt.io/routeopt/webserver/schema"
 )
 
@@ -74,7 +77,7 @@ func newFuzzAPI(tb testing.TB) *fuzzAPI {
 		},
 	}).Build()
 	ctx := context.Background()
-	key, _, err := CreateAPIKey(ctx, c, APIKeySpec{Namespace: v1alpha1.DefaultOperatorNamespace, Tenant: fuzzTenant, Name: "fuzz", Scopes: AllScopes})
+	key, _, err := apikey.Create(ctx, c, apikey.Spec{Namespace: v1alpha1.DefaultOperatorNamespace, Tenant: fuzzTenant, Name: "fuzz", Scopes: apikey.AllScopes})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -84,8 +87,8 @@ func newFuzzAPI(tb testing.TB) *fuzzAPI {
 		tb.Fatal(err)
 	}
 	srv := New(c, c, c, logr.Discard(), Options{PublicURL: fuzzPublicURL, WebhookPolicy: policy, ExportLinkTTL: 24 * time.Hour})
-	srv.index = &listIndex{byNS: map[string][]*v1alpha1.Optimization{}}
-	srv.index.upsert(opt)
+	srv.index = optcache.NewIndex()
+	srv.index.Upsert(opt)
 	return &fuzzAPI{handler: srv.Handler(), client: c, key: key, opt: opt}
 }
 
@@ -398,9 +401,8 @@ func FuzzListQuery(f *testing.F) {
 		a.handler.ServeHTTP(rec, req)
 		out := answer(t, rec, "query")
 		q := req.URL.Query()
-		page, pageDetails := schema.QueryInt("page", q.Get("page"), q.Has("page"), 1, 1, 0)
-		size, sizeDetails := schema.QueryInt("page_size", q.Get("page_size"), q.Has("page_size"), 25, 1, 100)
-		if pageDetails != nil || sizeDetails != nil {
+		page, size, details := schema.PageQuery(q)
+		if details != nil {
 			if rec.Code != http.StatusUnprocessableEntity {
 				t.Fatalf("query %q: status %d: %s", rawQuery, rec.Code, rec.Body.Bytes())
 			}
@@ -528,7 +530,7 @@ func FuzzDownloadExport(f *testing.F) {
 		f.Fatal(err)
 	}
 	genuine := link.Query()
-	sig := genuine.Get(linkSignature)
+	sig := genuine.Get("signature")
 	for _, s := range []string{
 		link.RawQuery,
 		link.RawQuery + "&format=xlsx",
@@ -547,7 +549,7 @@ func FuzzDownloadExport(f *testing.F) {
 		if !ok {
 			return
 		}
-		req := httptest.NewRequest(http.MethodGet, exportsPath+segment, nil)
+		req := httptest.NewRequest(http.MethodGet, exportlink.Path+segment, nil)
 		req.URL.RawQuery = rawQuery
 		rec := httptest.NewRecorder()
 		a.handler.ServeHTTP(rec, req)
@@ -631,7 +633,7 @@ func FuzzCreateAPIKey(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		rec := a.do(http.MethodPost, "/v1/api-keys", body, nil)
 		out := answer(t, rec, "body")
-		in, details := schema.DecodeAPIKeyIn(body, AllScopes)
+		in, details := schema.DecodeAPIKeyIn(body, apikey.AllScopes)
 		if (details == nil) != (rec.Code == http.StatusCreated) {
 			t.Fatalf("body %q: status %d: %s", body, rec.Code, rec.Body.Bytes())
 		}
@@ -643,7 +645,7 @@ func FuzzCreateAPIKey(f *testing.F) {
 		}
 		key, _ := out["key"].(string)
 		id, _ := out["id"].(string)
-		if out["name"] != in.Name || !strings.HasPrefix(key, APIKeyPrefix) || id != KeyID(key) {
+		if out["name"] != in.Name || !strings.HasPrefix(key, apikey.Prefix) || id != apikey.ID(key) {
 			t.Fatalf("record %v for %+v", out, in)
 		}
 		me := a.do(http.MethodGet, "/v1/me", nil, http.Header{"Authorization": {"Bearer " + key}})

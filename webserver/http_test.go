@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // A log line of a failed request names its request id once: the request's
@@ -38,7 +39,7 @@ func TestRequestIDLoggedOnce(t *testing.T) {
 			return c.List(ctx, list, opts...)
 		},
 	}).Build()
-	key, _, err := CreateAPIKey(context.Background(), c, APIKeySpec{Namespace: "routeopt-system", Tenant: "acme", Scopes: AllScopes})
+	key, _, err := apikey.Create(context.Background(), c, apikey.Spec{Namespace: "routeopt-system", Tenant: "acme", Scopes: apikey.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func fakeClientBuilder(tb testing.TB) *fake.ClientBuilder {
 // client's fault: 400 bad_request in the envelope, with the request id.
 func TestBodyThatBreaksItsFraming(t *testing.T) {
 	c := fakeClientBuilder(t).Build()
-	key, _, err := CreateAPIKey(context.Background(), c, APIKeySpec{Namespace: "routeopt-system", Tenant: "acme", Scopes: AllScopes})
+	key, _, err := apikey.Create(context.Background(), c, apikey.Spec{Namespace: "routeopt-system", Tenant: "acme", Scopes: apikey.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}

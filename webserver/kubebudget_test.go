@@ -2,56 +2,22 @@ package webserver
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/apikey"
+	"routeopt.io/routeopt/webserver/kubebudget"
 )
-
-func TestIsUnavailable(t *testing.T) {
-	gr := schema.GroupResource{Group: "routeopt.io", Resource: "optimizations"}
-	for _, tc := range []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{"deadline", context.DeadlineExceeded, true},
-		{"deadline wrapped by client-go", &url.Error{Op: "Get", URL: "https://api", Err: context.DeadlineExceeded}, true},
-		{"deadline wrapped twice", fmt.Errorf("reading ConfigMap x: %w", fmt.Errorf("rate limiter: %w", context.DeadlineExceeded)), true},
-		{"cancelled", fmt.Errorf("get: %w", context.Canceled), true},
-		{"connection refused", errors.New("dial tcp 127.0.0.1:6443: connect: connection refused"), true},
-		{"cut response", fmt.Errorf("unexpected error when reading response body. Please retry. Original error: %w", errors.New("unexpected EOF")), true},
-		{"server timeout", apierrors.NewServerTimeout(gr, "get", 1), true},
-		{"timeout", apierrors.NewTimeoutError("etcd", 1), true},
-		{"storage unavailable", apierrors.NewServiceUnavailable("etcd is down"), true},
-		{"too many requests", apierrors.NewTooManyRequests("slow down", 1), true},
-		{"etcd error as an internal error", apierrors.NewInternalError(errors.New("etcdserver: request timed out")), true},
-		{"gateway timeout", apierrors.NewGenericServerResponse(http.StatusGatewayTimeout, "get", gr, "x", "", 0, true), true},
-		{"wrapped internal error", fmt.Errorf("unable to store API key: %w", apierrors.NewInternalError(errors.New("leader changed"))), true},
-		{"forbidden", apierrors.NewForbidden(gr, "x", errors.New("RBAC")), false},
-		{"conflict", apierrors.NewConflict(gr, "x", errors.New("changed")), false},
-		{"invalid", apierrors.NewBadRequest("bad"), false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := isUnavailable(tc.err); got != tc.want {
-				t.Errorf("isUnavailable(%v) = %v, want %v", tc.err, got, tc.want)
-			}
-		})
-	}
-}
 
 // budgetTestServer serves the API over a fake client whose webhook
 // endpoint lists take listDelay (or until the request's context ends) and
@@ -60,7 +26,7 @@ func budgetTestServer(t *testing.T, listDelay time.Duration, silent bool, opts O
 	t.Helper()
 	c := fakeClientBuilder(t).WithInterceptorFuncs(interceptor.Funcs{
 		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-			if key.Name == probeName && silent {
+			if key.Name == kubebudget.ProbeName && silent {
 				<-ctx.Done()
 				return ctx.Err()
 			}
@@ -77,7 +43,7 @@ func budgetTestServer(t *testing.T, listDelay time.Duration, silent bool, opts O
 			return c.List(ctx, list, opts...)
 		},
 	}).Build()
-	key, _, err := CreateAPIKey(context.Background(), c, APIKeySpec{Namespace: "routeopt-system", Tenant: "acme", Scopes: AllScopes})
+	key, _, err := apikey.Create(context.Background(), c, apikey.Spec{Namespace: "routeopt-system", Tenant: "acme", Scopes: apikey.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,10 +17,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/docstore"
+	"routeopt.io/routeopt/webserver/optcache"
 	"routeopt.io/routeopt/webserver/schema"
+	"routeopt.io/routeopt/webserver/storesize"
 )
 
 // idempotencyNamespace seeds the UUIDv5 ids derived from (tenant, key).
@@ -124,8 +128,8 @@ func (s *Server) createOptimization(c *gin.Context) {
 	// past it, and goes on while the API server answers.
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	if len(input) > MaxStoredBytes {
-		msg, fields := tooLargeToStore(len(input), MaxStoredBytes)
+	if len(input) > storesize.MaxStoredBytes {
+		msg, fields := storesize.TooLarge(len(input), storesize.MaxStoredBytes)
 		s.refuseTooLarge(ctx, c, opt, input, keyValue, requestHash, msg, fields)
 		return
 	}
@@ -189,7 +193,7 @@ func (s *Server) storeInput(ctx context.Context, c *gin.Context, opt *v1alpha1.O
 			err = s.client.Update(ctx, cm, client.FieldOwner(CreateFieldManager))
 		}
 	}
-	if isTooLargeForStorage(err) {
+	if storesize.IsRefusedForSize(err) {
 		// The cluster's storage is stricter than MaxStoredBytes (a smaller
 		// etcd --max-request-bytes): still a request the client can fix.
 		// The Optimization goes too, so that nothing of it is kept.
@@ -197,8 +201,8 @@ func (s *Server) storeInput(ctx context.Context, c *gin.Context, opt *v1alpha1.O
 		if derr := s.client.Delete(ctx, opt, client.Preconditions{UID: &opt.UID}); client.IgnoreNotFound(derr) != nil {
 			loggerFrom(c).Error(derr, "Unable to delete the optimization whose input was refused", "optimization", opt.Name)
 		}
-		msg := fmt.Sprintf("the optimization's orders and vehicles would be stored as %s bytes (compressed) and the cluster's storage refused them as too large; one stored object may hold at most %s bytes, less where the storage is configured lower", thousands(len(input)), thousands(MaxStoredBytes))
-		abortError(c, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, msg, map[string]any{"stored_bytes": len(input), "max_stored_bytes": MaxStoredBytes})
+		msg, fields := storesize.RefusedByStorage(len(input))
+		abortError(c, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, msg, fields)
 		return false
 	}
 	if err != nil {
@@ -235,7 +239,7 @@ func (s *Server) replay(ctx context.Context, c *gin.Context, existing *v1alpha1.
 		return
 	}
 	if ref := existing.Spec.Input; ref != nil && !stateOf(existing).IsTerminal() &&
-		ref.SHA256 == v1alpha1.SHA256Hex(input) && len(input) <= MaxStoredBytes {
+		ref.SHA256 == v1alpha1.SHA256Hex(input) && len(input) <= storesize.MaxStoredBytes {
 		if !s.storeInput(ctx, c, existing, input) {
 			return
 		}
@@ -245,11 +249,8 @@ func (s *Server) replay(ctx context.Context, c *gin.Context, existing *v1alpha1.
 
 // listOptimizations answers GET /v1/optimizations, newest first.
 func (s *Server) listOptimizations(c *gin.Context) {
-	pageRaw, pagePresent := c.GetQuery("page")
-	sizeRaw, sizePresent := c.GetQuery("page_size")
-	page, details := schema.QueryInt("page", pageRaw, pagePresent, 1, 1, 0) // no upper bound
-	size, sizeDetails := schema.QueryInt("page_size", sizeRaw, sizePresent, 25, 1, 100)
-	if details = append(details, sizeDetails...); len(details) > 0 {
+	page, size, details := schema.PageQuery(c.Request.URL.Query())
+	if len(details) > 0 {
 		abortValidation(c, details)
 		return
 	}
@@ -262,12 +263,25 @@ func (s *Server) listOptimizations(c *gin.Context) {
 	if page-1 <= math.MaxInt/size {
 		offset = (page - 1) * size
 	}
-	pageItems, total := s.index.page(principal(c).Namespace, offset, size)
+	pageItems, total := s.index.Page(principal(c).Namespace, offset, size)
 	out := make([]Record, 0, len(pageItems))
 	for _, o := range pageItems {
 		out = append(out, s.record(o))
 	}
 	respondJSON(c, http.StatusOK, gin.H{"items": out, "page": page, "page_size": size, "total": total})
+}
+
+// IndexOptimizations serves list requests from an index fed by the cache's
+// Optimization informer instead of listing the cache on every request.
+// Call it before serving; it returns once the index has the informer's
+// initial contents.
+func (s *Server) IndexOptimizations(ctx context.Context, c cache.Cache) error {
+	idx := optcache.NewIndex()
+	if err := idx.Watch(ctx, c); err != nil {
+		return err
+	}
+	s.index = idx
+	return nil
 }
 
 // lookup reads the optimization named in the path, in the caller's
@@ -328,8 +342,8 @@ func (s *Server) getResult(c *gin.Context) {
 // polylines when withPaths. On failure it answers the request itself and
 // returns nil.
 func (s *Server) storedResult(ctx context.Context, c *gin.Context, opt *v1alpha1.Optimization, withPaths bool) *v1alpha1.Result {
-	result, err := readStoredResult(ctx, s.apiReader, opt, withPaths)
-	var read *configMapReadError
+	result, err := docstore.ReadResult(ctx, s.apiReader, opt, withPaths)
+	var read *docstore.ReadError
 	switch {
 	case err == nil:
 		return result
@@ -341,87 +355,4 @@ func (s *Server) storedResult(ctx context.Context, c *gin.Context, opt *v1alpha1
 		abortInternal(c, err)
 	}
 	return nil
-}
-
-// configMapReadError is a failed read of a result or input ConfigMap, as
-// opposed to stored data that does not decode.
-type configMapReadError struct{ err error }
-
-func (e *configMapReadError) Error() string { return e.err.Error() }
-func (e *configMapReadError) Unwrap() error { return e.err }
-
-// readStoredResult reads opt's result in its stored form (see
-// v1alpha1.ResultManifest): the result ConfigMap, and the polylines, inline
-// or in parts, only when withPaths. The older form without a manifest is
-// served as it is. A missing ConfigMap or a part of another attempt is an
-// error, never a partial or mixed result.
-func readStoredResult(ctx context.Context, r client.Reader, opt *v1alpha1.Optimization, withPaths bool) (*v1alpha1.Result, error) {
-	get := func(name string) (*corev1.ConfigMap, error) {
-		cm := &corev1.ConfigMap{}
-		if err := r.Get(ctx, client.ObjectKey{Namespace: opt.Namespace, Name: name}, cm); err != nil {
-			return nil, &configMapReadError{fmt.Errorf("completed optimization %s: reading ConfigMap %s: %w", opt.Name, name, err)}
-		}
-		return cm, nil
-	}
-	own, err := get(opt.ResultConfigMapName())
-	if err != nil {
-		return nil, err
-	}
-	raw, ok := own.Data[v1alpha1.ResultManifestKey]
-	if !ok {
-		result, err := v1alpha1.DecodeResult(own.BinaryData[v1alpha1.ResultDataKey])
-		if err != nil {
-			return nil, fmt.Errorf("completed optimization %s: result: %w", opt.Name, err)
-		}
-		if !withPaths {
-			for i := range result.Routes {
-				result.Routes[i].Polyline = ""
-			}
-		}
-		return result, nil
-	}
-	manifest, err := v1alpha1.DecodeManifest(raw)
-	if err != nil {
-		return nil, fmt.Errorf("completed optimization %s: %w", opt.Name, err)
-	}
-	read := func(b v1alpha1.StoredBlob) ([]byte, error) {
-		if b.Key != "" {
-			return b.Join([][]byte{own.BinaryData[b.Key]})
-		}
-		pieces := make([][]byte, 0, b.Parts)
-		for _, i := range b.PartIndexes() {
-			part, err := get(opt.ResultPartName(i))
-			if err != nil {
-				return nil, err
-			}
-			pieces = append(pieces, part.BinaryData[v1alpha1.ResultPartKey])
-		}
-		return b.Join(pieces)
-	}
-	doc, err := read(manifest.Result)
-	if err != nil {
-		return nil, err
-	}
-	result, err := v1alpha1.DecodeResult(doc)
-	if err != nil {
-		return nil, fmt.Errorf("completed optimization %s: result: %w", opt.Name, err)
-	}
-	if !withPaths || manifest.Paths == nil {
-		return result, nil
-	}
-	blob, err := read(*manifest.Paths)
-	if err != nil {
-		return nil, err
-	}
-	paths, err := v1alpha1.DecodePaths(blob)
-	if err != nil {
-		return nil, fmt.Errorf("completed optimization %s: polylines: %w", opt.Name, err)
-	}
-	if len(paths) != len(result.Routes) {
-		return nil, fmt.Errorf("completed optimization %s: %d polylines for %d routes", opt.Name, len(paths), len(result.Routes))
-	}
-	for i := range result.Routes {
-		result.Routes[i].Polyline = paths[i]
-	}
-	return result, nil
 }

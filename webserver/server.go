@@ -2,6 +2,20 @@
 // API keys, validate requests in the documented 422 shape, and translate
 // between the snake_case REST resources and the Optimization custom
 // resources. It never runs a solve and never writes status.
+//
+// This package holds the handlers, the middleware, the routing and the
+// server's wiring; each mechanism they use is a subpackage with one job,
+// which never imports this one:
+//
+//   - apikey: API keys, their scopes and Secrets, who a key speaks for
+//   - ratelimit: the per-key and failed-authentication token buckets
+//   - kubebudget: how long a request waits for the Kubernetes API
+//   - storesize: whether an input fits in storage, and the 413 messages
+//   - optcache: the cache transform and the list index
+//   - docstore: reading the stored result and input of an optimization
+//   - exportkey, exportlink: the export signing key and signed links
+//   - schema: request decoding and validation; export: the driver sheets
+//   - openapi, portal: the API's document and the web portal
 package webserver
 
 import (
@@ -15,15 +29,20 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/go-logr/logr"
 	"github.com/klauspost/compress/gzhttp"
-	"golang.org/x/sync/semaphore"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
+	"routeopt.io/routeopt/webserver/apikey"
+	"routeopt.io/routeopt/webserver/exportkey"
+	"routeopt.io/routeopt/webserver/exportlink"
+	"routeopt.io/routeopt/webserver/kubebudget"
 	"routeopt.io/routeopt/webserver/openapi"
+	"routeopt.io/routeopt/webserver/optcache"
 	"routeopt.io/routeopt/webserver/portal"
+	"routeopt.io/routeopt/webserver/ratelimit"
 )
 
 // Options configure a Server.
@@ -35,7 +54,7 @@ type Options struct {
 	// RequestTimeout is a request's budget for all its calls to the
 	// Kubernetes API together, counted from the first: past it the request
 	// answers 503 unless the API server demonstrably answers (see
-	// kubeBudget); 1.5 s when zero.
+	// package kubebudget); 1.5 s when zero.
 	RequestTimeout time.Duration
 	// SlowRequestTimeout is how long a request may wait on its Kubernetes
 	// calls past RequestTimeout while the API server answers its probe (a
@@ -111,17 +130,17 @@ type Server struct {
 	clock   clock.PassiveClock
 	log     logr.Logger
 	baseURL string
-	limiter *keyLimiter
+	limiter *ratelimit.PerKey
 	// authFailures limits failed authentications per source address.
-	authFailures *authFailureLimiter
+	authFailures *ratelimit.FailedAuth
 	// index serves lists; IndexOptimizations sets it before serving.
-	index *listIndex
+	index *optcache.Index
 	// exportKeys sign and verify export download links.
-	exportKeys *exportKeyring
+	exportKeys *exportkey.Ring
 	// lastUse decides when an API key's use is recorded.
-	lastUse lastUseRecorder
+	lastUse apikey.LastUseRecorder
 	// kubeProbe tells requests past their budget whether the API server answers.
-	kubeProbe *kubeProbe
+	kubeProbe *kubebudget.Probe
 }
 
 // DefaultSlowRequestTimeout is Options.SlowRequestTimeout unless configured.
@@ -149,20 +168,20 @@ func New(c client.Client, apiReader, keys client.Reader, log logr.Logger, opts O
 		opts.ExportLinkTTL = DefaultExportLinkTTL
 	}
 	if opts.ExportKeyRefresh == 0 {
-		opts.ExportKeyRefresh = defaultExportKeyRefresh
+		opts.ExportKeyRefresh = exportkey.DefaultRefresh
 	}
 	s := &Server{
 		client: c, apiReader: apiReader, keys: keys, opts: opts,
 		clock: clock.RealClock{}, log: log,
 		baseURL: strings.TrimRight(opts.PublicURL, "/"),
 	}
-	s.exportKeys = &exportKeyring{reader: apiReader, writer: c, namespace: opts.OperatorNamespace, clock: s.clock, refresh: opts.ExportKeyRefresh, lock: semaphore.NewWeighted(1)}
-	s.kubeProbe = &kubeProbe{reader: apiReader, namespace: opts.OperatorNamespace}
+	s.exportKeys = exportkey.NewRing(apiReader, c, opts.OperatorNamespace, s.clock, opts.ExportKeyRefresh)
+	s.kubeProbe = kubebudget.NewProbe(apiReader, opts.OperatorNamespace)
 	if opts.RateLimit > 0 {
-		s.limiter = newKeyLimiter(opts.RateLimit, max(1, opts.RateBurst))
+		s.limiter = ratelimit.NewPerKey(opts.RateLimit, max(1, opts.RateBurst))
 	}
 	if opts.AuthFailureRate > 0 {
-		s.authFailures = newAuthFailureLimiter(opts.AuthFailureRate, max(1, opts.AuthFailureBurst))
+		s.authFailures = ratelimit.NewFailedAuth(opts.AuthFailureRate, max(1, opts.AuthFailureBurst))
 	}
 	return s
 }
@@ -207,7 +226,7 @@ func (s *Server) Handler() http.Handler {
 	getAndHead(r, openapi.DocsPath, docs)
 	getAndHead(r, openapi.DocsPath+"/*asset", docs)
 	// An export's download link carries its own signature instead of a key.
-	getAndHead(r, exportsPath+":export_id", s.downloadExport)
+	getAndHead(r, exportlink.Path+":export_id", s.downloadExport)
 	// The web portal: pages and assets need no key (the script asks for one).
 	pages, err := portal.New(portal.Options{MapTileURL: s.opts.MapTileURL, MapTileAttribution: s.opts.MapTileAttribution})
 	if err != nil {
@@ -218,18 +237,18 @@ func (s *Server) Handler() http.Handler {
 
 	v1 := r.Group("/v1", s.authenticate, s.rateLimit)
 	getAndHead(v1, "/me", s.me)
-	v1.POST("/optimizations", s.require(ScopeOptimizationsWrite), s.nonJSONBody, s.createOptimization)
-	getAndHead(v1, "/optimizations", s.require(ScopeOptimizationsRead), s.listOptimizations)
-	getAndHead(v1, "/optimizations/:optimization_id", s.require(ScopeOptimizationsRead), s.getOptimization)
-	getAndHead(v1, "/optimizations/:optimization_id/result", s.require(ScopeOptimizationsRead), s.getResult)
-	v1.POST("/optimizations/:optimization_id/cancel", s.require(ScopeOptimizationsWrite), s.cancelOptimization)
-	v1.POST("/optimizations/:optimization_id/exports", s.require(ScopeExportsWrite), s.nonJSONBody, s.createExport)
-	getAndHead(v1, "/webhooks", s.require(ScopeWebhooksRead), s.listWebhooks)
-	v1.POST("/webhooks", s.require(ScopeWebhooksWrite), s.nonJSONBody, s.createWebhook)
-	v1.DELETE("/webhooks/:webhook_id", s.require(ScopeWebhooksWrite), s.deleteWebhook)
-	getAndHead(v1, "/api-keys", s.require(ScopeKeysWrite), s.listAPIKeys)
-	v1.POST("/api-keys", s.require(ScopeKeysWrite), s.nonJSONBody, s.createAPIKey)
-	v1.DELETE("/api-keys/:key_id", s.require(ScopeKeysWrite), s.deleteAPIKey)
+	v1.POST("/optimizations", s.require(apikey.ScopeOptimizationsWrite), s.nonJSONBody, s.createOptimization)
+	getAndHead(v1, "/optimizations", s.require(apikey.ScopeOptimizationsRead), s.listOptimizations)
+	getAndHead(v1, "/optimizations/:optimization_id", s.require(apikey.ScopeOptimizationsRead), s.getOptimization)
+	getAndHead(v1, "/optimizations/:optimization_id/result", s.require(apikey.ScopeOptimizationsRead), s.getResult)
+	v1.POST("/optimizations/:optimization_id/cancel", s.require(apikey.ScopeOptimizationsWrite), s.cancelOptimization)
+	v1.POST("/optimizations/:optimization_id/exports", s.require(apikey.ScopeExportsWrite), s.nonJSONBody, s.createExport)
+	getAndHead(v1, "/webhooks", s.require(apikey.ScopeWebhooksRead), s.listWebhooks)
+	v1.POST("/webhooks", s.require(apikey.ScopeWebhooksWrite), s.nonJSONBody, s.createWebhook)
+	v1.DELETE("/webhooks/:webhook_id", s.require(apikey.ScopeWebhooksWrite), s.deleteWebhook)
+	getAndHead(v1, "/api-keys", s.require(apikey.ScopeKeysWrite), s.listAPIKeys)
+	v1.POST("/api-keys", s.require(apikey.ScopeKeysWrite), s.nonJSONBody, s.createAPIKey)
+	v1.DELETE("/api-keys/:key_id", s.require(apikey.ScopeKeysWrite), s.deleteAPIKey)
 	// Outermost: the request id, so every answer carries it; then gzip for
 	// clients that accept it, above gzipMinSize (smaller bodies gain
 	// nothing), with Vary: Accept-Encoding; an answer that already has a
@@ -288,12 +307,12 @@ func (s *Server) bodyLimit(c *gin.Context) {
 	c.Next()
 }
 
-// authenticate resolves the bearer API key to a Principal. A source
+// authenticate resolves the bearer API key to a apikey.Principal. A source
 // address that failed too often is refused first, before its key is read.
 func (s *Server) authenticate(c *gin.Context) {
-	source := sourceKey(c.ClientIP())
+	source := ratelimit.SourceKey(c.ClientIP())
 	if s.authFailures != nil {
-		if blocked, wait := s.authFailures.blocked(source, s.clock.Now()); blocked {
+		if blocked, wait := s.authFailures.Blocked(source, s.clock.Now()); blocked {
 			authRateLimitedTotal.Inc()
 			abortRateLimited(c, wait, "too many failed authentications from this address")
 			return
@@ -306,7 +325,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	ctx, cancel := s.kubeContext(c)
 	defer cancel()
-	p, err := Authenticate(ctx, s.keys, s.opts.OperatorNamespace, strings.TrimSpace(key))
+	p, err := apikey.Authenticate(ctx, s.keys, s.opts.OperatorNamespace, strings.TrimSpace(key))
 	if err != nil {
 		abortKube(c, err, "API key")
 		return
@@ -324,7 +343,7 @@ func (s *Server) authenticate(c *gin.Context) {
 // it never says whether a key exists.
 func (s *Server) abortUnauthorized(c *gin.Context, source string) {
 	if s.authFailures != nil {
-		s.authFailures.failed(source, s.clock.Now())
+		s.authFailures.Failed(source, s.clock.Now())
 	}
 	c.Header("WWW-Authenticate", "Bearer")
 	abortError(c, http.StatusUnauthorized, CodeUnauthorized, "a valid API key is required: send Authorization: Bearer <API_KEY>", nil)
@@ -341,9 +360,9 @@ func (s *Server) require(scope string) gin.HandlerFunc {
 	}
 }
 
-func principal(c *gin.Context) *Principal {
+func principal(c *gin.Context) *apikey.Principal {
 	p, _ := c.Get(ctxPrincipal)
-	return p.(*Principal)
+	return p.(*apikey.Principal)
 }
 
 func loggerFrom(c *gin.Context) logr.Logger {
@@ -368,8 +387,8 @@ func (s *Server) me(c *gin.Context) {
 func (s *Server) LoadExportSigningKey(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if _, err := s.exportKeys.get(ctx, 0); err != nil {
-		return fmt.Errorf("unable to load the export signing key (Secret %s/%s): %w", s.opts.OperatorNamespace, ExportSigningKeySecret, err)
+	if _, err := s.exportKeys.Get(ctx, 0); err != nil {
+		return fmt.Errorf("unable to load the export signing key (Secret %s/%s): %w", s.opts.OperatorNamespace, exportkey.SecretName, err)
 	}
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
+	"routeopt.io/routeopt/webserver/apikey"
 	"routeopt.io/routeopt/webserver/schema"
 )
 
@@ -182,7 +183,7 @@ var errWebhookLimit = errors.New("webhook endpoint limit reached")
 
 // takeWebhookSlot creates the endpoint in the first free slot: a create
 // that finds its name taken tries the next one.
-func (s *Server) takeWebhookSlot(c *gin.Context, p *Principal, url, secretName string) (*v1alpha1.WebhookEndpoint, error) {
+func (s *Server) takeWebhookSlot(c *gin.Context, p *apikey.Principal, url, secretName string) (*v1alpha1.WebhookEndpoint, error) {
 	for slot := 1; slot <= v1alpha1.MaxWebhookEndpoints; slot++ {
 		ep := &v1alpha1.WebhookEndpoint{
 			ObjectMeta: metav1.ObjectMeta{

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"routeopt.io/routeopt/api/v1alpha1"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // webhookTestServer serves the API over a fake client whose signing-secret
@@ -48,7 +49,7 @@ func webhookTestServer(t *testing.T, secretErr error, stored bool) (*httptest.Se
 			return c.Create(ctx, obj, opts...)
 		},
 	}).Build()
-	key, _, err := CreateAPIKey(context.Background(), c, APIKeySpec{Namespace: "routeopt-system", Tenant: "acme", Scopes: AllScopes})
+	key, _, err := apikey.Create(context.Background(), c, apikey.Spec{Namespace: "routeopt-system", Tenant: "acme", Scopes: apikey.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}

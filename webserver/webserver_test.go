@@ -3,31 +3,7 @@ package webserver
 import (
 	"regexp"
 	"testing"
-	"time"
-
-	"routeopt.io/routeopt/api/v1alpha1"
 )
-
-func TestNewAPIKey(t *testing.T) {
-	seen := map[string]bool{}
-	format := regexp.MustCompile(`^svc_sk_[0-9A-Za-z]{43}$`)
-	for range 200 {
-		key, err := newAPIKey()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !format.MatchString(key) {
-			t.Fatalf("key %q does not look like svc_sk_ + 43 base62 characters", key)
-		}
-		if seen[key] {
-			t.Fatal("duplicate key")
-		}
-		seen[key] = true
-		if id := KeyID(key); len(id) != keyIDLength || id != hashKey(key)[:keyIDLength] {
-			t.Fatalf("KeyID %q", id)
-		}
-	}
-}
 
 func TestOptimizationIDIsDeterministicPerTenant(t *testing.T) {
 	a := OptimizationID("tenant-a", "key-12345678")
@@ -39,49 +15,5 @@ func TestOptimizationIDIsDeterministicPerTenant(t *testing.T) {
 	}
 	if !regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`).MatchString(a) {
 		t.Fatalf("%q is not a UUIDv5", a)
-	}
-}
-
-func TestSlimOptimizations(t *testing.T) {
-	lat := 1.0
-	opt := &v1alpha1.Optimization{Spec: v1alpha1.OptimizationSpec{
-		Orders:   []v1alpha1.Order{{ID: "a", Latitude: &lat, Longitude: &lat}, {ID: "b", Latitude: &lat, Longitude: &lat}},
-		Vehicles: []v1alpha1.Vehicle{{ID: "v", Capacity: 1}},
-	}}
-	opt.ManagedFields = append(opt.ManagedFields, opt.ManagedFields...)
-	out, err := SlimOptimizations(opt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slim := out.(*v1alpha1.Optimization)
-	if slim.Spec.Orders != nil || slim.Spec.Vehicles != nil || slim.ManagedFields != nil {
-		t.Fatalf("bulky fields kept: %+v", slim.Spec)
-	}
-	if slim.Status.OrderCount != 2 || slim.Status.VehicleCount != 1 {
-		t.Fatalf("counts %d/%d, want 2/1", slim.Status.OrderCount, slim.Status.VehicleCount)
-	}
-}
-
-func TestKeyLimiter(t *testing.T) {
-	l := newKeyLimiter(2, 3) // 2 per second, burst 3
-	now := time.Unix(1000, 0)
-	for i := range 3 {
-		if ok, _ := l.allow("a", now); !ok {
-			t.Fatalf("request %d within the burst refused", i+1)
-		}
-	}
-	ok, wait := l.allow("a", now)
-	if ok || wait <= 0 || wait > 500*time.Millisecond {
-		t.Fatalf("past the burst: ok %v wait %s, want refused with a wait up to 0.5 s", ok, wait)
-	}
-	if ok, _ := l.allow("b", now); !ok {
-		t.Fatal("another key was limited")
-	}
-	if ok, _ := l.allow("a", now.Add(500*time.Millisecond)); !ok {
-		t.Fatal("a refilled token was refused")
-	}
-	l.allow("c", now.Add(time.Hour)) // sweeps idle buckets
-	if _, kept := l.buckets["a"]; kept {
-		t.Fatal("an idle bucket was kept after the sweep")
 	}
 }

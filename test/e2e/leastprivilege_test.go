@@ -20,6 +20,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/test/e2e/framework"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // access is one question to the API server's authorizer.
@@ -135,7 +136,7 @@ func TestInstalledLeastPrivilege(t *testing.T) {
 		}
 		types[s.Type]++
 	}
-	if types[webserver.SecretTypeAPIKey] != 1 || types[v1alpha1.WebhookSecretType] != 1 || len(secrets.Items) != 2 {
+	if types[apikey.SecretType] != 1 || types[v1alpha1.WebhookSecretType] != 1 || len(secrets.Items) != 2 {
 		t.Errorf("the tenant's Secrets by type: %v, want one API key and one signing secret", types)
 	}
 

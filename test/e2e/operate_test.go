@@ -20,6 +20,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/test/e2e/framework"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // jobOf reads the solve Job of optimization id.
@@ -267,7 +268,7 @@ func TestTenantAndKeyCommands(t *testing.T) {
 		t.Errorf("a key for a missing tenant: exit %d, %q", code, stderr)
 	}
 	key := strings.TrimSpace(mustCLI(t, "apikey", "create", "--tenant", id, "--name", "ci", "--scopes", "optimizations:read"))
-	keyID := webserver.KeyID(key)
+	keyID := apikey.ID(key)
 	out := mustCLI(t, "apikey", "list", "--tenant", id)
 	if !strings.Contains(out, keyID) || !strings.Contains(out, key[:len("svc_sk_")+4]) || !strings.Contains(out, "optimizations:read") || strings.Contains(out, key) {
 		t.Errorf("apikey list shows id, name, prefix and scopes, never the key:\n%s", out)
@@ -280,10 +281,10 @@ func TestTenantAndKeyCommands(t *testing.T) {
 	// A key as earlier versions stored it: in the tenant's namespace.
 	old := "svc_sk_" + strings.Repeat("0ldKey", 7)
 	legacy := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "apikey-" + webserver.KeyID(old), Namespace: ns, Labels: map[string]string{
-			webserver.APIKeyIDLabel: webserver.KeyID(old), v1alpha1.TenantLabel: id,
+		ObjectMeta: metav1.ObjectMeta{Name: "apikey-" + apikey.ID(old), Namespace: ns, Labels: map[string]string{
+			apikey.IDLabel: apikey.ID(old), v1alpha1.TenantLabel: id,
 		}, Annotations: map[string]string{v1alpha1.TenantDisplayNameAnnotation: "Bäckerei Müller"}},
-		Type: webserver.SecretTypeAPIKey,
+		Type: apikey.SecretType,
 		Data: map[string][]byte{"sha256": []byte(sha256Hex(old)), "scopes": []byte("optimizations:read")},
 	}
 	if err := env.Client.Create(ctx, legacy); err != nil {

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // apiKeyItems lists the caller's keys by id.
@@ -64,23 +65,23 @@ func asStrings(v any) []string {
 
 func TestAPIKeys(t *testing.T) {
 	s := startSystem(t, "inprocess")
-	mainID := webserver.KeyID(s.apiKey)
+	mainID := apikey.ID(s.apiKey)
 
 	t.Run("list shows the company's keys only, never a key", func(t *testing.T) {
-		otherKey := newAPIKey(t, "it-other-"+randomHex(4), webserver.AllScopes...)
+		otherKey := newAPIKey(t, "it-other-"+randomHex(4), apikey.AllScopes...)
 		items := s.apiKeyItems(t)
 		main, ok := items[mainID]
 		if !ok {
 			t.Fatalf("the caller's own key %s is not listed: %v", mainID, items)
 		}
-		if _, leaked := items[webserver.KeyID(otherKey)]; leaked {
+		if _, leaked := items[apikey.ID(otherKey)]; leaked {
 			t.Error("another company's key is listed")
 		}
-		if got := asStrings(main["scopes"]); !slices.Equal(got, webserver.AllScopes) {
-			t.Errorf("scopes %v, want all six %v", got, webserver.AllScopes)
+		if got := asStrings(main["scopes"]); !slices.Equal(got, apikey.AllScopes) {
+			t.Errorf("scopes %v, want all six %v", got, apikey.AllScopes)
 		}
-		if !slices.Contains(webserver.AllScopes, webserver.ScopeKeysWrite) || len(webserver.AllScopes) != 6 {
-			t.Errorf("AllScopes %v lacks keys:write", webserver.AllScopes)
+		if !slices.Contains(apikey.AllScopes, apikey.ScopeKeysWrite) || len(apikey.AllScopes) != 6 {
+			t.Errorf("AllScopes %v lacks keys:write", apikey.AllScopes)
 		}
 		if _, err := time.Parse(time.RFC3339, main["created_at"].(string)); err != nil {
 			t.Errorf("created_at: %v", err)
@@ -96,17 +97,17 @@ func TestAPIKeys(t *testing.T) {
 	var createdID string
 	t.Run("create: the key works with exactly the asked scopes", func(t *testing.T) {
 		var body map[string]any
-		created, body = s.createAPIKey(t, "  Dispatch app  ", webserver.ScopeExportsWrite, webserver.ScopeOptimizationsRead)
+		created, body = s.createAPIKey(t, "  Dispatch app  ", apikey.ScopeExportsWrite, apikey.ScopeOptimizationsRead)
 		key := body["key"].(string)
 		createdID = body["id"].(string)
-		if createdID != webserver.KeyID(key) || body["prefix"] != key[:len(webserver.APIKeyPrefix)+4] || body["name"] != "Dispatch app" {
+		if createdID != apikey.ID(key) || body["prefix"] != key[:len(apikey.Prefix)+4] || body["name"] != "Dispatch app" {
 			t.Errorf("record %v does not match key %s", body, key)
 		}
 		if body["last_used_at"] != nil {
 			t.Errorf("last_used_at %v before any use", body["last_used_at"])
 		}
 		// Stored in the documented order of scopes, whatever the order asked.
-		want := []string{webserver.ScopeOptimizationsRead, webserver.ScopeExportsWrite}
+		want := []string{apikey.ScopeOptimizationsRead, apikey.ScopeExportsWrite}
 		if got := asStrings(body["scopes"]); !slices.Equal(got, want) {
 			t.Errorf("scopes %v, want %v", got, want)
 		}
@@ -121,7 +122,7 @@ func TestAPIKeys(t *testing.T) {
 			t.Errorf("optimizations:read with the new key: %d", status)
 		}
 		status, body, _ := created.call(t, "POST", "/v1/webhooks", map[string]any{"url": "https://hooks.example.com/x"}, nil)
-		if status != http.StatusForbidden || requiredScope(body) != webserver.ScopeWebhooksWrite {
+		if status != http.StatusForbidden || requiredScope(body) != apikey.ScopeWebhooksWrite {
 			t.Errorf("webhooks:write with a key without it: %d %v", status, body)
 		}
 	})
@@ -150,10 +151,10 @@ func TestAPIKeys(t *testing.T) {
 		} {
 			var body any
 			if tc.method == "POST" {
-				body = map[string]any{"name": "x", "scopes": []string{webserver.ScopeOptimizationsRead}}
+				body = map[string]any{"name": "x", "scopes": []string{apikey.ScopeOptimizationsRead}}
 			}
 			status, out, _ := created.call(t, tc.method, tc.path, body, nil)
-			if status != http.StatusForbidden || errorCode(t, out) != webserver.CodeInsufficientScope || requiredScope(out) != webserver.ScopeKeysWrite {
+			if status != http.StatusForbidden || errorCode(t, out) != webserver.CodeInsufficientScope || requiredScope(out) != apikey.ScopeKeysWrite {
 				t.Errorf("%s %s without keys:write: %d %v", tc.method, tc.path, status, out)
 			}
 		}
@@ -163,22 +164,22 @@ func TestAPIKeys(t *testing.T) {
 	})
 
 	t.Run("a key grants only scopes it holds", func(t *testing.T) {
-		limited := s.withKey(t, webserver.ScopeKeysWrite, webserver.ScopeOptimizationsRead)
+		limited := s.withKey(t, apikey.ScopeKeysWrite, apikey.ScopeOptimizationsRead)
 		status, body, _ := limited.call(t, "POST", "/v1/api-keys", map[string]any{
-			"name": "escalate", "scopes": []string{webserver.ScopeOptimizationsRead, webserver.ScopeWebhooksWrite, webserver.ScopeExportsWrite},
+			"name": "escalate", "scopes": []string{apikey.ScopeOptimizationsRead, apikey.ScopeWebhooksWrite, apikey.ScopeExportsWrite},
 		}, nil)
-		if status != http.StatusForbidden || errorCode(t, body) != webserver.CodeInsufficientScope || requiredScope(body) != webserver.ScopeWebhooksWrite {
+		if status != http.StatusForbidden || errorCode(t, body) != webserver.CodeInsufficientScope || requiredScope(body) != apikey.ScopeWebhooksWrite {
 			t.Errorf("escalation: %d %v", status, body)
 		}
-		if msg := body["error"].(map[string]any)["message"].(string); !strings.Contains(msg, webserver.ScopeWebhooksWrite) || !strings.Contains(msg, webserver.ScopeExportsWrite) {
+		if msg := body["error"].(map[string]any)["message"].(string); !strings.Contains(msg, apikey.ScopeWebhooksWrite) || !strings.Contains(msg, apikey.ScopeExportsWrite) {
 			t.Errorf("the message does not name every missing scope: %q", msg)
 		}
 		// A subset of the caller's own scopes is granted.
-		limited.createAPIKey(t, "read only", webserver.ScopeOptimizationsRead)
+		limited.createAPIKey(t, "read only", apikey.ScopeOptimizationsRead)
 	})
 
 	t.Run("bad input is 422 in the documented shape", func(t *testing.T) {
-		read := webserver.ScopeOptimizationsRead
+		read := apikey.ScopeOptimizationsRead
 		for _, tc := range []struct {
 			why    string // empty: the document accepts the request
 			method string
@@ -221,15 +222,15 @@ func TestAPIKeys(t *testing.T) {
 	})
 
 	t.Run("another company's key and an unknown id are not found", func(t *testing.T) {
-		otherKey := newAPIKey(t, "it-other-"+randomHex(4), webserver.AllScopes...)
-		for _, id := range []string{webserver.KeyID(otherKey), "0123456789abcdef"} {
+		otherKey := newAPIKey(t, "it-other-"+randomHex(4), apikey.AllScopes...)
+		for _, id := range []string{apikey.ID(otherKey), "0123456789abcdef"} {
 			status, body, _ := s.call(t, "DELETE", "/v1/api-keys/"+id, nil, nil)
 			if status != http.StatusNotFound || errorCode(t, body) != webserver.CodeNotFound {
 				t.Errorf("DELETE %s: %d %v", id, status, body)
 			}
 		}
 		secret := &corev1.Secret{}
-		if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: operatorNamespace, Name: "apikey-" + webserver.KeyID(otherKey)}, secret); err != nil {
+		if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: operatorNamespace, Name: "apikey-" + apikey.ID(otherKey)}, secret); err != nil {
 			t.Errorf("the other company's key after a refused revoke: %v", err)
 		}
 	})
@@ -240,7 +241,7 @@ func TestAPIKeys(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		url2, _ := startAPI(ctx, t, cfg, s.namespace, nil)
-		victim, body := s.createAPIKey(t, "to revoke", webserver.ScopeOptimizationsRead)
+		victim, body := s.createAPIKey(t, "to revoke", apikey.ScopeOptimizationsRead)
 		onReplica2 := *victim
 		onReplica2.url = url2
 		waitFor(t, 5*time.Second, "the key on the second replica", func() (bool, error) {
@@ -267,7 +268,7 @@ func TestAPIKeys(t *testing.T) {
 	})
 
 	t.Run("a key may revoke itself", func(t *testing.T) {
-		self, body := s.createAPIKey(t, "self", webserver.ScopeKeysWrite)
+		self, body := s.createAPIKey(t, "self", apikey.ScopeKeysWrite)
 		if status, out, _ := self.call(t, "DELETE", "/v1/api-keys/"+body["id"].(string), nil, nil); status != http.StatusNoContent {
 			t.Fatalf("self-revoke: %d %v", status, out)
 		}
@@ -280,14 +281,14 @@ func TestAPIKeys(t *testing.T) {
 	t.Run("at most 100 keys per company, also when creates race", func(t *testing.T) {
 		ctx := context.Background()
 		count := func() int {
-			keys, err := webserver.ListAPIKeys(ctx, k8sClient, operatorNamespace, s.tenantID())
+			keys, err := apikey.List(ctx, k8sClient, operatorNamespace, s.tenantID())
 			if err != nil {
 				t.Fatal(err)
 			}
 			return len(keys)
 		}
-		for n := count(); n < webserver.MaxAPIKeys-3; n++ {
-			newAPIKey(t, s.tenantID(), webserver.ScopeOptimizationsRead)
+		for n := count(); n < apikey.MaxPerCompany-3; n++ {
+			newAPIKey(t, s.tenantID(), apikey.ScopeOptimizationsRead)
 		}
 		// Eight creates at once for the last three places: the server
 		// never lets the company past the limit (racers that all see it
@@ -320,34 +321,34 @@ func TestAPIKeys(t *testing.T) {
 				t.Errorf("racer %d: %d", i, st)
 			}
 		}
-		if n := count(); n > webserver.MaxAPIKeys || n != webserver.MaxAPIKeys-3+won {
-			t.Fatalf("%d keys after %d of the racing creates won (%v); the limit is %d", n, won, statuses, webserver.MaxAPIKeys)
+		if n := count(); n > apikey.MaxPerCompany || n != apikey.MaxPerCompany-3+won {
+			t.Fatalf("%d keys after %d of the racing creates won (%v); the limit is %d", n, won, statuses, apikey.MaxPerCompany)
 		}
 		t.Logf("racing creates for the last 3 places: %v", statuses)
 		// Fill what a race left free, then one more is refused.
-		for count() < webserver.MaxAPIKeys {
-			if status, body, _ := s.call(t, "POST", "/v1/api-keys", map[string]any{"name": "fill", "scopes": []string{webserver.ScopeOptimizationsRead}}, nil); status != http.StatusCreated {
+		for count() < apikey.MaxPerCompany {
+			if status, body, _ := s.call(t, "POST", "/v1/api-keys", map[string]any{"name": "fill", "scopes": []string{apikey.ScopeOptimizationsRead}}, nil); status != http.StatusCreated {
 				t.Fatalf("below the limit: %d %v", status, body)
 			}
 		}
-		status, body, _ := s.call(t, "POST", "/v1/api-keys", map[string]any{"name": "one too many", "scopes": []string{webserver.ScopeOptimizationsRead}}, nil)
+		status, body, _ := s.call(t, "POST", "/v1/api-keys", map[string]any{"name": "one too many", "scopes": []string{apikey.ScopeOptimizationsRead}}, nil)
 		if status != http.StatusConflict || errorCode(t, body) != webserver.CodeAPIKeyLimitReached {
 			t.Fatalf("past the limit: %d %v", status, body)
 		}
-		if limit := body["error"].(map[string]any)["fields"].(map[string]any)["limit"]; limit != float64(webserver.MaxAPIKeys) {
+		if limit := body["error"].(map[string]any)["fields"].(map[string]any)["limit"]; limit != float64(apikey.MaxPerCompany) {
 			t.Errorf("fields.limit %v", limit)
 		}
-		if n := count(); n != webserver.MaxAPIKeys {
+		if n := count(); n != apikey.MaxPerCompany {
 			t.Errorf("%d keys after a refused create", n)
 		}
 		waitFor(t, 5*time.Second, "every key in the list", func() (bool, error) {
-			return len(s.apiKeyItems(t)) == webserver.MaxAPIKeys, nil
+			return len(s.apiKeyItems(t)) == apikey.MaxPerCompany, nil
 		})
 		// Revoking one makes room again.
 		if status, body, _ := s.call(t, "DELETE", "/v1/api-keys/"+createdID, nil, nil); status != http.StatusNoContent {
 			t.Fatalf("revoke: %d %v", status, body)
 		}
-		if status, body, _ := s.call(t, "POST", "/v1/api-keys", map[string]any{"name": "room again", "scopes": []string{webserver.ScopeOptimizationsRead}}, nil); status != http.StatusCreated {
+		if status, body, _ := s.call(t, "POST", "/v1/api-keys", map[string]any{"name": "room again", "scopes": []string{apikey.ScopeOptimizationsRead}}, nil); status != http.StatusCreated {
 			t.Errorf("after a revoke: %d %v", status, body)
 		}
 	})
@@ -358,21 +359,21 @@ func TestAPIKeys(t *testing.T) {
 func TestAPIKeyRegisteredAgainGainsScopes(t *testing.T) {
 	ctx := context.Background()
 	tenantID := "it-again-" + randomHex(4)
-	fixed := webserver.APIKeyPrefix + strings.Repeat("k", 24) + randomHex(4)
-	spec := webserver.APIKeySpec{Namespace: operatorNamespace, Tenant: tenantID, Name: "dev", Key: fixed, Scopes: webserver.AllScopes[:5]}
-	if _, _, err := webserver.CreateAPIKey(ctx, k8sClient, spec); err != nil {
+	fixed := apikey.Prefix + strings.Repeat("k", 24) + randomHex(4)
+	spec := apikey.Spec{Namespace: operatorNamespace, Tenant: tenantID, Name: "dev", Key: fixed, Scopes: apikey.AllScopes[:5]}
+	if _, _, err := apikey.Create(ctx, k8sClient, spec); err != nil {
 		t.Fatal(err)
 	}
-	spec.Scopes = webserver.AllScopes
-	key, info, err := webserver.CreateAPIKey(ctx, k8sClient, spec)
+	spec.Scopes = apikey.AllScopes
+	key, info, err := apikey.Create(ctx, k8sClient, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if key != fixed || !slices.Equal(info.Scopes, webserver.AllScopes) {
-		t.Fatalf("registered again: key %q scopes %v, want the same key with %v", key, info.Scopes, webserver.AllScopes)
+	if key != fixed || !slices.Equal(info.Scopes, apikey.AllScopes) {
+		t.Fatalf("registered again: key %q scopes %v, want the same key with %v", key, info.Scopes, apikey.AllScopes)
 	}
-	p, err := webserver.Authenticate(ctx, k8sClient, operatorNamespace, fixed)
-	if err != nil || p == nil || !p.Has(webserver.ScopeKeysWrite) {
+	p, err := apikey.Authenticate(ctx, k8sClient, operatorNamespace, fixed)
+	if err != nil || p == nil || !p.Has(apikey.ScopeKeysWrite) {
 		t.Fatalf("stored key after registering again: %+v, %v", p, err)
 	}
 }

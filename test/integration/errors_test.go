@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // errorCode extracts error.code of the error envelope.
@@ -30,7 +31,7 @@ func TestAuthTenancyAndErrors(t *testing.T) {
 	other := startSystem(t, "inprocess")
 	opt := createViaREST(t, s, "errors-test-key-01", requests.TenOrders(1))
 
-	readOnly := *s.withKey(t, webserver.ScopeOptimizationsRead)
+	readOnly := *s.withKey(t, apikey.ScopeOptimizationsRead)
 	noKey := *s
 	noKey.apiKey = ""
 	badKey := *s
@@ -79,7 +80,7 @@ func TestAuthTenancyAndErrors(t *testing.T) {
 	t.Run("insufficient scope names the scope", func(t *testing.T) {
 		_, body, _ := readOnly.call(t, "POST", "/v1/optimizations", requests.TenOrders(1), map[string]string{"Idempotency-Key": "errors-test-key-03"})
 		fields := body["error"].(map[string]any)["fields"].(map[string]any)
-		if fields["required_scope"] != webserver.ScopeOptimizationsWrite {
+		if fields["required_scope"] != apikey.ScopeOptimizationsWrite {
 			t.Errorf("fields %v", fields)
 		}
 	})

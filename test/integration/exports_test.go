@@ -23,6 +23,8 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/cmd/routeopt/app"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
+	"routeopt.io/routeopt/webserver/exportkey"
 )
 
 const (
@@ -277,10 +279,10 @@ func TestExportCreate(t *testing.T) {
 	})
 
 	t.Run("403 without exports:write", func(t *testing.T) {
-		readWrite := s.withKey(t, webserver.ScopeOptimizationsRead, webserver.ScopeOptimizationsWrite)
+		readWrite := s.withKey(t, apikey.ScopeOptimizationsRead, apikey.ScopeOptimizationsWrite)
 		status, body := readWrite.createExport(t, opt.Name, nil)
 		if status != http.StatusForbidden || errorCode(t, body) != webserver.CodeInsufficientScope ||
-			body["error"].(map[string]any)["fields"].(map[string]any)["required_scope"] != webserver.ScopeExportsWrite {
+			body["error"].(map[string]any)["fields"].(map[string]any)["required_scope"] != apikey.ScopeExportsWrite {
 			t.Errorf("%d %v", status, body)
 		}
 	})
@@ -613,7 +615,7 @@ func TestExportKeyRotation(t *testing.T) {
 		t.Fatalf("before rotation: %d %s", d.status, d.body)
 	}
 
-	first, err := webserver.RotateExportSigningKey(context.Background(), k8sClient, operatorNamespace, time.Now())
+	first, err := exportkey.Rotate(context.Background(), k8sClient, operatorNamespace, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -621,10 +623,10 @@ func TestExportKeyRotation(t *testing.T) {
 		t.Fatalf("rotation %+v, the links were signed with %s", first, oldKey)
 	}
 	sec := &corev1.Secret{}
-	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: operatorNamespace, Name: webserver.ExportSigningKeySecret}, sec); err != nil {
+	if err := k8sClient.Get(context.Background(), client.ObjectKey{Namespace: operatorNamespace, Name: exportkey.SecretName}, sec); err != nil {
 		t.Fatal(err)
 	}
-	if sec.Type != webserver.SecretTypeExportSigningKey || len(sec.Data["current-key"]) != 32 || len(sec.Data["previous-key"]) != 32 ||
+	if sec.Type != exportkey.SecretType || len(sec.Data["current-key"]) != 32 || len(sec.Data["previous-key"]) != 32 ||
 		string(sec.Data["current-key-id"]) != first.Current || string(sec.Data["previous-key-id"]) != oldKey {
 		t.Errorf("the signing key Secret: type %q, ids %q %q", sec.Type, sec.Data["current-key-id"], sec.Data["previous-key-id"])
 	}

@@ -32,6 +32,7 @@ import (
 	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/test/requests"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // frozenAnswerBound is how long any endpoint may take while the control
@@ -63,7 +64,7 @@ func TestFrozenControlPlane(t *testing.T) {
 	if _, err := tenant.Create(ctx, direct, company, "Frozen Inc", operatorNamespace); err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := webserver.CreateAPIKey(ctx, direct, webserver.APIKeySpec{Namespace: operatorNamespace, Tenant: company, Scopes: webserver.AllScopes})
+	key, _, err := apikey.Create(ctx, direct, apikey.Spec{Namespace: operatorNamespace, Tenant: company, Scopes: apikey.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func prepareFreeze(t *testing.T, s *system, completed string) *freeze {
 		t.Fatalf("webhook: %d %v", status, rec)
 	}
 	f.webhookID = rec["id"].(string)
-	status, rec, _ = s.call(t, "POST", "/v1/api-keys", map[string]any{"name": "spare " + f.tag, "scopes": []string{webserver.ScopeOptimizationsRead}}, nil)
+	status, rec, _ = s.call(t, "POST", "/v1/api-keys", map[string]any{"name": "spare " + f.tag, "scopes": []string{apikey.ScopeOptimizationsRead}}, nil)
 	if status != http.StatusCreated {
 		t.Fatalf("API key: %d %v", status, rec)
 	}
@@ -245,7 +246,7 @@ func (f *freeze) endpoints() []frozenEndpoint {
 		{method: "POST", path: "/v1/webhooks", label: "webhooks create", body: map[string]any{"url": "https://93.184.216.34/frozen-new-" + f.tag}},
 		{method: "DELETE", path: "/v1/webhooks/" + f.webhookID, label: "webhooks delete"},
 		{method: "GET", path: "/v1/api-keys", label: "api-keys list", cachedStatuses: []int{200}},
-		{method: "POST", path: "/v1/api-keys", label: "api-keys create", body: map[string]any{"name": "during " + f.tag, "scopes": []string{webserver.ScopeOptimizationsRead}}},
+		{method: "POST", path: "/v1/api-keys", label: "api-keys create", body: map[string]any{"name": "during " + f.tag, "scopes": []string{apikey.ScopeOptimizationsRead}}},
 		{method: "DELETE", path: "/v1/api-keys/" + f.spareKeyID, label: "api-keys delete"},
 	}
 }

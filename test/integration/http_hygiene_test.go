@@ -17,6 +17,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 	"routeopt.io/routeopt/webserver/portal"
 )
 
@@ -32,7 +33,7 @@ func startHygieneAPI(t *testing.T) hygieneAPI {
 	if _, err := tenant.Create(ctx, k8sClient, company, "Integration "+company, operatorNamespace); err != nil {
 		t.Fatal(err)
 	}
-	key := newAPIKey(t, company, webserver.AllScopes...)
+	key := newAPIKey(t, company, apikey.AllScopes...)
 	url, _ := startAPI(ctx, t, cfg, v1alpha1.TenantNamespace(company), nil)
 	t.Cleanup(cancel) // before startAPI's cleanup, which waits for the cache to stop
 	api := hygieneAPI{url: url, key: key}

@@ -25,7 +25,9 @@ import (
 	"routeopt.io/routeopt/config/crd"
 	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 	"routeopt.io/routeopt/webserver/schema"
+	"routeopt.io/routeopt/webserver/storesize"
 )
 
 func mustJSON(t *testing.T, v any) []byte {
@@ -125,7 +127,7 @@ func TestCreateTooLargeToStore(t *testing.T) {
 		e := out["error"].(map[string]any)
 		fields, _ := e["fields"].(map[string]any)
 		storedBytes, _ := fields["stored_bytes"].(float64)
-		if e["code"] != "payload_too_large" || fields["max_stored_bytes"] != float64(webserver.MaxStoredBytes) || storedBytes <= webserver.MaxStoredBytes {
+		if e["code"] != "payload_too_large" || fields["max_stored_bytes"] != float64(storesize.MaxStoredBytes) || storedBytes <= storesize.MaxStoredBytes {
 			t.Fatalf("error %v", e)
 		}
 		msg := e["message"].(string)
@@ -167,7 +169,7 @@ func TestLargestStorableRequest(t *testing.T) {
 		return storedSize(t, mustJSON(t, requests.Incompressible(n, random, 7)))
 	}
 	// Each random character adds about two bytes per order: binary search the most.
-	random := sort.Search(requests.MaxTextPerOrder+1, func(w int) bool { return size(w) > webserver.MaxStoredBytes }) - 1
+	random := sort.Search(requests.MaxTextPerOrder+1, func(w int) bool { return size(w) > storesize.MaxStoredBytes }) - 1
 	if random < 0 || random == requests.MaxTextPerOrder {
 		t.Fatalf("no boundary: %d", random)
 	}
@@ -237,7 +239,7 @@ func TestStorageStricterThanTheLimit(t *testing.T) {
 	if _, err := tenant.Create(ctx, c, company, "Strict "+company, operatorNamespace); err != nil {
 		t.Fatal(err)
 	}
-	key, _, err := webserver.CreateAPIKey(ctx, c, webserver.APIKeySpec{Namespace: operatorNamespace, Tenant: company, CompanyName: "Strict " + company, Scopes: webserver.AllScopes})
+	key, _, err := apikey.Create(ctx, c, apikey.Spec{Namespace: operatorNamespace, Tenant: company, CompanyName: "Strict " + company, Scopes: apikey.AllScopes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +254,7 @@ func TestStorageStricterThanTheLimit(t *testing.T) {
 
 	body := mustJSON(t, requests.Incompressible(500, 800, 3))
 	estimate := storedSize(t, body)
-	if estimate < 700000 || estimate > webserver.MaxStoredBytes {
+	if estimate < 700000 || estimate > storesize.MaxStoredBytes {
 		t.Fatalf("input document %d bytes: not between etcd's limit and the API's", estimate)
 	}
 	status, out, _ := s.call(t, "POST", "/v1/optimizations", body, map[string]string{"Idempotency-Key": "strict-key-0001"})
@@ -261,7 +263,7 @@ func TestStorageStricterThanTheLimit(t *testing.T) {
 	}
 	e := out["error"].(map[string]any)
 	fields, _ := e["fields"].(map[string]any)
-	if e["code"] != "payload_too_large" || fields["stored_bytes"] != float64(estimate) || fields["max_stored_bytes"] != float64(webserver.MaxStoredBytes) {
+	if e["code"] != "payload_too_large" || fields["stored_bytes"] != float64(estimate) || fields["max_stored_bytes"] != float64(storesize.MaxStoredBytes) {
 		t.Errorf("error %v", e)
 	}
 	if msg, _ := e["message"].(string); !strings.Contains(msg, commas(estimate)+" bytes") || !strings.Contains(msg, "refused") {

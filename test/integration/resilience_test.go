@@ -18,6 +18,7 @@ import (
 	"routeopt.io/routeopt/cmd/routeopt/app"
 	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // Ten identical creates at once make one optimization, and every caller
@@ -63,11 +64,11 @@ func TestRevokedKeyStopsWorking(t *testing.T) {
 	if status, _, _ := s.call(t, "GET", "/v1/me", nil, nil); status != 200 {
 		t.Fatalf("key does not work before revocation: %d", status)
 	}
-	id := webserver.KeyID(s.apiKey)
-	if err := webserver.RevokeAPIKey(context.Background(), k8sClient, operatorNamespace, "someone-else", id); !errors.Is(err, webserver.ErrAPIKeyNotFound) {
+	id := apikey.ID(s.apiKey)
+	if err := apikey.Revoke(context.Background(), k8sClient, operatorNamespace, "someone-else", id); !errors.Is(err, apikey.ErrNotFound) {
 		t.Fatalf("another tenant revoking the key: %v, want ErrAPIKeyNotFound", err)
 	}
-	if err := webserver.RevokeAPIKey(context.Background(), k8sClient, operatorNamespace, s.tenantID(), id); err != nil {
+	if err := apikey.Revoke(context.Background(), k8sClient, operatorNamespace, s.tenantID(), id); err != nil {
 		t.Fatal(err)
 	}
 	revoked := time.Now()
@@ -81,7 +82,7 @@ func TestRevokedKeyStopsWorking(t *testing.T) {
 // Past its burst a key gets 429 with Retry-After; another key is unaffected.
 func TestRateLimit(t *testing.T) {
 	s := startSystemWith(t, app.RunnerOptions{Kind: "inprocess"}, func(o *webserver.Options) { o.RateLimit, o.RateBurst = 1, 5 })
-	otherSys := s.withKey(t, webserver.AllScopes...)
+	otherSys := s.withKey(t, apikey.AllScopes...)
 	for i := range 5 {
 		if status, body, _ := s.call(t, "GET", "/v1/me", nil, nil); status != 200 {
 			t.Fatalf("request %d within the burst: %d %v", i+1, status, body)
@@ -115,7 +116,7 @@ func TestKubernetesAPIDown(t *testing.T) {
 			if _, err := tenant.Create(ctx, k8sClient, company, "Down Inc", operatorNamespace); err != nil {
 				t.Fatal(err)
 			}
-			key := newAPIKey(t, company, webserver.AllScopes...)
+			key := newAPIKey(t, company, apikey.AllScopes...)
 			ns := v1alpha1.TenantNamespace(company)
 			url, _ := startAPI(ctx, t, proxied, ns, nil)
 			s := &system{namespace: ns, apiKey: key, url: url}
@@ -190,7 +191,7 @@ func TestFailedAuthenticationBurst(t *testing.T) {
 	if _, err := tenant.Create(ctx, k8sClient, company, "Guessed Inc", operatorNamespace); err != nil {
 		t.Fatal(err)
 	}
-	key := newAPIKey(t, company, webserver.AllScopes...)
+	key := newAPIKey(t, company, apikey.AllScopes...)
 	url, _ := startAPI(ctx, t, cfg, v1alpha1.TenantNamespace(company), func(o *webserver.Options) {
 		o.AuthFailureRate, o.AuthFailureBurst = rate, burst
 	})
@@ -208,7 +209,7 @@ func TestFailedAuthenticationBurst(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range senders {
 		wg.Go(func() {
-			wrong := webserver.APIKeyPrefix + strconv.Itoa(i) + randomHex(20)
+			wrong := apikey.Prefix + strconv.Itoa(i) + randomHex(20)
 			for time.Since(start) < window {
 				req, _ := http.NewRequest(http.MethodGet, url+"/v1/me", nil)
 				req.Header.Set("Authorization", "Bearer "+wrong)

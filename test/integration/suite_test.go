@@ -35,6 +35,8 @@ import (
 	"routeopt.io/routeopt/config/crd"
 	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
+	"routeopt.io/routeopt/webserver/optcache"
 )
 
 // operatorNamespace keeps the API key Secrets, as routeopt-system does.
@@ -142,7 +144,7 @@ func startSystemWith(t testing.TB, ro app.RunnerOptions, tune func(*webserver.Op
 	if _, err := tenant.Create(ctx, k8sClient, company, "Integration "+company, operatorNamespace); err != nil {
 		t.Fatal(err)
 	}
-	key := newAPIKey(t, company, webserver.AllScopes...)
+	key := newAPIKey(t, company, apikey.AllScopes...)
 	ns := v1alpha1.TenantNamespace(company)
 	url, apiClient := startAPI(ctx, t, cfg, ns, tune)
 	s := &system{namespace: ns, apiKey: key, url: url, client: apiClient, runner: ro}
@@ -163,7 +165,7 @@ func startAPI(ctx context.Context, t testing.TB, restCfg *rest.Config, ns string
 		o.Scheme = app.NewScheme()
 		o.Cache = app.APICacheOptions(operatorNamespace)
 		o.Cache.DefaultNamespaces = map[string]cache.Config{ns: {}}
-		o.Cache.DefaultTransform = webserver.SlimOptimizations
+		o.Cache.DefaultTransform = optcache.Slim
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +264,7 @@ func runManagerOn(t testing.TB, restCfg *rest.Config, ro app.RunnerOptions, name
 // newAPIKey stores a key of tenant with scopes and returns it.
 func newAPIKey(t testing.TB, tenantID string, scopes ...string) string {
 	t.Helper()
-	key, _, err := webserver.CreateAPIKey(context.Background(), k8sClient, webserver.APIKeySpec{
+	key, _, err := apikey.Create(context.Background(), k8sClient, apikey.Spec{
 		Namespace: operatorNamespace, Tenant: tenantID, CompanyName: "Integration " + tenantID, Scopes: scopes,
 	})
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/cmd/routeopt/app"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // The REST side of webhooks: GET, POST /v1/webhooks and DELETE
@@ -313,7 +314,7 @@ func TestWebhooks(t *testing.T) {
 		noKey, badKey := *s, *s
 		noKey.apiKey = ""
 		badKey.apiKey = "svc_sk_thisKeyDoesNotExist0123456789abcdef"
-		readOpt, readHooks := *s.withKey(t, webserver.ScopeOptimizationsRead), *s.withKey(t, webserver.ScopeWebhooksRead)
+		readOpt, readHooks := *s.withKey(t, apikey.ScopeOptimizationsRead), *s.withKey(t, apikey.ScopeWebhooksRead)
 		body := map[string]any{"url": "https://93.184.216.34/never"}
 		tests := []struct {
 			name       string
@@ -358,9 +359,9 @@ func TestWebhooks(t *testing.T) {
 						t.Error("401 without WWW-Authenticate: Bearer")
 					}
 				case http.StatusForbidden:
-					want := webserver.ScopeWebhooksWrite
+					want := apikey.ScopeWebhooksWrite
 					if tc.method == "GET" {
-						want = webserver.ScopeWebhooksRead
+						want = apikey.ScopeWebhooksRead
 					}
 					if got := rec["error"].(map[string]any)["fields"].(map[string]any)["required_scope"]; got != want {
 						t.Errorf("required_scope %v, want %s", got, want)

@@ -45,7 +45,7 @@ import (
 	"routeopt.io/routeopt/controllers/tenant"
 	"routeopt.io/routeopt/test/e2e/framework"
 	"routeopt.io/routeopt/test/internal/optwatch"
-	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 var (
@@ -219,8 +219,8 @@ func startEnv(b *testing.B) {
 		b.Fatal(err)
 	}
 	env.namespace = t.Namespace
-	if env.key, _, err = webserver.CreateAPIKey(ctx, env.client, webserver.APIKeySpec{
-		Namespace: operatorNamespace, Tenant: t.ID, CompanyName: t.DisplayName, Name: "scale", Scopes: webserver.AllScopes,
+	if env.key, _, err = apikey.Create(ctx, env.client, apikey.Spec{
+		Namespace: operatorNamespace, Tenant: t.ID, CompanyName: t.DisplayName, Name: "scale", Scopes: apikey.AllScopes,
 	}); err != nil {
 		b.Fatal(err)
 	}

@@ -165,3 +165,26 @@ func TestCSVHostileText(t *testing.T) {
 		}
 	}
 }
+
+// A stop's customer and time window are the result's own: the sheet shows
+// them even where the spec says otherwise (a stop carries the order's as
+// the solve saw it). Its phone, notes and service minutes, which the result
+// does not carry, come from the order.
+func TestStopsReadTheResult(t *testing.T) {
+	opt, res := fixture(6, 1, 0)
+	s := &res.Routes[0].Stops[0]
+	o := ordersByID(opt)[s.OrderRef]
+	s.Customer, s.TimeWindowStart, s.TimeWindowEnd = ptr("From the result"), ptr("10:00"), nil
+	o.Customer, o.TimeWindowStart, o.TimeWindowEnd = ptr("From the spec"), ptr("07:00"), ptr("08:00")
+	o.Phone, o.Notes, o.ServiceMinutes = ptr("+49 30 7654321"), ptr("Spec notes"), ptr(12.5)
+	rows := readCSV(t, render(t, opt, res, Options{Format: CSV, IncludeDriverInstructions: true}))
+	col := func(name string) string { return rows[1][slices.Index(rows[0], name)] }
+	for name, want := range map[string]string{
+		"Customer": "From the result", "Time window": "from 10:00",
+		"Phone": "'+49 30 7654321", "Notes": "Spec notes", "Service (min)": "12.5",
+	} {
+		if got := col(name); got != want {
+			t.Errorf("%s %q, want %q", name, got, want)
+		}
+	}
+}

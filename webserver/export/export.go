@@ -44,8 +44,10 @@ var ErrUnknownFormat = errors.New("export: unknown format")
 // Write renders opt's result res as o.Format into w. The csv is written row by
 // row; the workbook's sheets are written with excelize's StreamWriter (no
 // cell model is kept) and the zip archive goes straight into w. Write does
-// not close w. opt supplies the orders' customer data, which the result does
-// not carry: stops are joined to orders by order id.
+// not close w. The rows come from the result's own fields; opt supplies
+// only what the result does not carry (the title, the depot, each order's
+// phone, notes and service minutes, joined to stops by order id, and the
+// drivers of unused vehicles).
 //
 // Everything that can fail except w itself fails before the first byte is
 // written (a bad format, a workbook that cannot be built), so a caller that

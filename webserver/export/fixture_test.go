@@ -141,6 +141,8 @@ func fixture(stops, routes, unassigned int) (*v1alpha1.Optimization, *v1alpha1.R
 				Latitude: *o.Latitude, Longitude: *o.Longitude,
 				ArrivalS: arrival, StartS: start, DepartS: depart, WaitS: wait,
 				LegDistanceM: leg, LegTravelS: travel,
+				// The order's, copied as the solve copies them.
+				Customer: o.Customer, TimeWindowStart: o.TimeWindowStart, TimeWindowEnd: o.TimeWindowEnd,
 			})
 			route.DistanceM += leg
 			route.Load += *o.Demand

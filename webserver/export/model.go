@@ -11,8 +11,9 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 )
 
-// plan is what both formats render: the result joined with the orders'
-// customer data, every text already made safe for a cell (see cellText).
+// plan is what both formats render, every text already made safe for a
+// cell (see cellText): the result's own fields, joined with what only the
+// spec holds (see buildPlan).
 type plan struct {
 	title    string // the optimization's name, or "Routes"
 	strategy string
@@ -71,6 +72,12 @@ type unassignedRow struct {
 // serviceMinutes.
 const defaultServiceMinutes = v1alpha1.DefaultServiceMinutes
 
+// buildPlan reads every field the result carries from the result: the
+// strategy, KPIs, routes and their drivers, and each stop's address,
+// coordinates, times, customer and time window. Only what the result does
+// not carry comes from opt: the title, the depot, the creation time, the
+// paper size (the orders' countries), each stop's phone, notes and service
+// minutes (joined by order id), and the drivers of unused vehicles.
 func buildPlan(opt *v1alpha1.Optimization, res *v1alpha1.Result) *plan {
 	spec := &opt.Spec
 	p := &plan{
@@ -83,9 +90,6 @@ func buildPlan(opt *v1alpha1.Optimization, res *v1alpha1.Result) *plan {
 	}
 	if spec.Name != nil && strings.TrimSpace(*spec.Name) != "" {
 		p.title = cellText(*spec.Name)
-	}
-	if p.strategy == "" {
-		p.strategy = string(spec.EffectiveOptions().Strategy)
 	}
 
 	orders := make(map[string]*v1alpha1.Order, len(spec.Orders))
@@ -114,8 +118,6 @@ func buildPlan(opt *v1alpha1.Optimization, res *v1alpha1.Result) *plan {
 		}
 		if r.DriverName != nil {
 			rp.driver = cellText(*r.DriverName)
-		} else if d, ok := drivers[r.VehicleRef]; ok {
-			rp.driver = cellText(d)
 		}
 		stops := slices.Clone(r.Stops)
 		// The result is in driving order already; sorting by seq (stable)
@@ -158,11 +160,16 @@ func buildPlan(opt *v1alpha1.Optimization, res *v1alpha1.Result) *plan {
 	return p
 }
 
+// stopFor is the row of stop s, whose order is o (nil when the spec does
+// not know it). The phone and notes are not in the result, and its service
+// time only in whole seconds (departure less start), so they come from o.
 func stopFor(s v1alpha1.Stop, o *v1alpha1.Order) stopRow {
 	row := stopRow{
 		seq:            s.Seq,
 		arrivalS:       s.ArrivalS,
+		window:         windowText(s.TimeWindowStart, s.TimeWindowEnd),
 		orderRef:       cellText(s.OrderRef),
+		customer:       cellText(deref(s.Customer)),
 		address:        cellText(s.Address),
 		lat:            s.Latitude,
 		lon:            s.Longitude,
@@ -174,8 +181,6 @@ func stopFor(s v1alpha1.Stop, o *v1alpha1.Order) stopRow {
 		row.serviceMinutes = math.Max(0, float64(s.DepartS-s.StartS)/60)
 		return row
 	}
-	row.window = windowText(o.TimeWindowStart, o.TimeWindowEnd)
-	row.customer = cellText(deref(o.Customer))
 	row.phone = deref(o.Phone) // neutralised by each format: see phoneText
 	row.notes = cellText(deref(o.Notes))
 	if o.ServiceMinutes != nil {
@@ -192,7 +197,7 @@ func deref(s *string) string {
 }
 
 // windowText writes a time window as a driver reads it: "09:00-11:00",
-// "from 09:00", "until 11:00", or "" when the order has none.
+// "from 09:00", "until 11:00", or "" when the stop has none.
 func windowText(start, end *string) string {
 	s, e := strings.TrimSpace(deref(start)), strings.TrimSpace(deref(end))
 	switch {

@@ -501,6 +501,7 @@ func hostileFixture() (*v1alpha1.Optimization, *v1alpha1.Result) {
 		o.ID = fmt.Sprintf("%s #%d", hostile[i], i)
 		s.OrderRef = o.ID
 		o.Customer = ptr(hostile[i])
+		s.Customer = o.Customer
 		o.Phone = ptr(hostile[(i+1)%n])
 		o.Notes = ptr(hostile[(i+2)%n])
 		s.Address = hostile[(i+3)%n]
@@ -621,6 +622,7 @@ func TestXLSXRowHeights(t *testing.T) {
 	orders := ordersByID(opt)
 	orders[r.Stops[0].OrderRef].Notes = ptr("Short.")
 	orders[r.Stops[0].OrderRef].Customer = ptr("Ann")
+	r.Stops[0].Customer = ptr("Ann")
 	r.Stops[0].Address = "Main St 1"
 	orders[r.Stops[1].OrderRef].Notes = ptr("First line\nsecond line\nthird line")
 	orders[r.Stops[2].OrderRef].Notes = ptr(strings.Repeat("word ", 100)) // 500 characters

@@ -22,7 +22,7 @@ import (
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
 
-	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // referencePath is the API reference for people, which
@@ -467,7 +467,7 @@ func TestAPIReference(t *testing.T) {
 		header string
 		want   []string
 	}{
-		{"Scope", append(enumStrings(schemas["Scope"].Value), webserver.AllScopes...)},
+		{"Scope", append(enumStrings(schemas["Scope"].Value), apikey.AllScopes...)},
 		{"State", enumStrings(schemas["State"].Value)},
 		{"Stage", enumStrings(prop("Optimization", "stage"))},
 		{"Reason", enumStrings(prop("Unassigned", "reason"))},

@@ -14,6 +14,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 	"routeopt.io/routeopt/webserver/openapi"
 	"routeopt.io/routeopt/webserver/schema"
 )
@@ -266,10 +267,10 @@ func TestDocumentMatchesCode(t *testing.T) {
 		}
 	}
 	scopes := schemas["Scope"].Value.Enum
-	if len(scopes) != len(webserver.AllScopes) {
-		t.Errorf("document scopes %v, code %v", scopes, webserver.AllScopes)
+	if len(scopes) != len(apikey.AllScopes) {
+		t.Errorf("document scopes %v, code %v", scopes, apikey.AllScopes)
 	}
-	for _, s := range webserver.AllScopes {
+	for _, s := range apikey.AllScopes {
 		if !slices.Contains(scopes, any(s)) {
 			t.Errorf("scope %q is not in the document", s)
 		}
@@ -287,16 +288,31 @@ func TestDocumentMatchesCode(t *testing.T) {
 		t.Errorf("KeyID pattern %q, code %q", p, schema.KeyIDPattern)
 	}
 	keyIn := schemas["APIKeyIn"].Value.Properties
-	if m := keyIn["scopes"].Value.MaxItems; m == nil || int(*m) != len(webserver.AllScopes) {
-		t.Errorf("APIKeyIn.scopes maxItems %v, code %d scopes", m, len(webserver.AllScopes))
+	if m := keyIn["scopes"].Value.MaxItems; m == nil || int(*m) != len(apikey.AllScopes) {
+		t.Errorf("APIKeyIn.scopes maxItems %v, code %d scopes", m, len(apikey.AllScopes))
 	}
 	if m := keyIn["name"].Value.MaxLength; m == nil || int(*m) != schema.MaxAPIKeyName {
 		t.Errorf("APIKeyIn.name maxLength %v, code %d", m, schema.MaxAPIKeyName)
 	}
 	limit := doc.Components.Responses["APIKeyLimitReached"].Value.Content.Get("application/json").Schema.Value.AllOf[1].Value.
 		Properties["error"].Value.Properties["fields"].Value.Properties["limit"].Value.Enum
-	if len(limit) != 1 || fmt.Sprint(limit[0]) != fmt.Sprint(webserver.MaxAPIKeys) {
-		t.Errorf("APIKeyLimitReached limit %v, code %d", limit, webserver.MaxAPIKeys)
+	if len(limit) != 1 || fmt.Sprint(limit[0]) != fmt.Sprint(apikey.MaxPerCompany) {
+		t.Errorf("APIKeyLimitReached limit %v, code %d", limit, apikey.MaxPerCompany)
+	}
+	formats := schemas["ExportIn"].Value.Properties["format"].Value.Enum
+	if fmt.Sprint(formats) != fmt.Sprint(schema.ExportFormats) {
+		t.Errorf("ExportIn.format enum %v, code %v", formats, schema.ExportFormats)
+	}
+	key := doc.Components.Parameters["IdempotencyKey"].Value.Schema.Value
+	if key.MinLength != schema.MinIdempotencyKey || key.MaxLength == nil || *key.MaxLength != schema.MaxIdempotencyKey {
+		t.Errorf("Idempotency-Key length %d to %v, code %d to %d", key.MinLength, key.MaxLength, schema.MinIdempotencyKey, schema.MaxIdempotencyKey)
+	}
+	pageSize := doc.Components.Parameters["PageSize"].Value.Schema.Value
+	if m := pageSize.Max; m == nil || *m != schema.MaxPageSize || fmt.Sprint(pageSize.Default) != fmt.Sprint(schema.DefaultPageSize) {
+		t.Errorf("page_size maximum %v default %v, code %d and %d", m, pageSize.Default, schema.MaxPageSize, schema.DefaultPageSize)
+	}
+	if m := schemas["OptimizationList"].Value.Properties["page_size"].Value.Max; m == nil || *m != schema.MaxPageSize {
+		t.Errorf("OptimizationList.page_size maximum %v, code %d", m, schema.MaxPageSize)
 	}
 	in := schemas["OptimizationIn"].Value.Properties
 	if m := in["orders"].Value.MaxItems; m == nil || *m != schema.MaxOrders {

@@ -3,6 +3,8 @@ package schema
 import (
 	"strconv"
 	"strings"
+
+	"routeopt.io/routeopt/api/v1alpha1"
 )
 
 // Bounds of a request (docs/API.md, the tables of "Creating an optimization").
@@ -55,7 +57,7 @@ func DecodeExportIn(body []byte) (*ExportIn, []Detail) {
 		return nil, e.details
 	}
 	if raw, ok := f.take("format"); ok {
-		out.Format, _ = e.literal(at(loc, "format"), raw, "xlsx", "csv")
+		out.Format, _ = e.literal(at(loc, "format"), raw, ExportFormats...)
 	}
 	if raw, ok := f.take("include_driver_instructions"); ok {
 		out.IncludeDriverInstructions, _ = e.boolField(at(loc, "include_driver_instructions"), raw)
@@ -255,20 +257,17 @@ func (e *errs) depot(loc []any, in any) (DepotIn, bool) {
 	return d, true
 }
 
-// locationProblem is the location rule shared by depot and orders: a
-// latitude needs its longitude and vice versa, and there must be an address
-// (not blank) or both coordinates.
+// locationProblem words v1alpha1.CheckLocation's verdict on a depot's or
+// an order's location; "" when it has one.
 func locationProblem(what string, address *string, lat, lon *float64) string {
-	if (lat == nil) != (lon == nil) {
+	switch v1alpha1.CheckLocation(address, lat, lon) {
+	case v1alpha1.LocationUnpaired:
 		return "latitude and longitude must be given together"
-	}
-	if !hasText(address) && lat == nil {
+	case v1alpha1.LocationMissing:
 		return what + " needs an address or both latitude and longitude"
 	}
 	return ""
 }
-
-func hasText(s *string) bool { return s != nil && strings.TrimSpace(*s) != "" }
 
 func (e *errs) orders(loc []any, in any) ([]OrderIn, bool) {
 	return uniqueItems(e, loc, in, MaxOrders, e.order, func(o OrderIn) string { return o.ID }, "order")

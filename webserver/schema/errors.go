@@ -111,7 +111,9 @@ func (e *ValidationError) Error() string {
 }
 
 // IdempotencyKeyReused is the detail for a create retried with a known
-// Idempotency-Key but a different payload (docs/API.md, "Idempotency").
+// Idempotency-Key but a different payload (docs/API.md, "Idempotency"):
+// the only 422 of that header that validation cannot give, as it needs
+// the stored optimization.
 func IdempotencyKeyReused(key string) Detail {
 	return Detail{
 		Loc:   []any{"header", "idempotency-key"},

@@ -283,7 +283,7 @@ func FuzzQueryParams(f *testing.F) {
 		for _, q := range []struct {
 			name          string
 			def, min, max int
-		}{{"page", 1, 1, 0}, {"page_size", 25, 1, 100}} {
+		}{{"page", 1, 1, 0}, {"page_size", DefaultPageSize, 1, MaxPageSize}} {
 			n, details := QueryInt(q.name, raw, true, q.def, q.min, q.max)
 			plain, err := strconv.Atoi(raw)
 			if err == nil && strconv.Itoa(plain) == raw && plain >= q.min && (q.max < q.min || plain <= q.max) && (details != nil || n != plain) {

@@ -2,13 +2,21 @@ package schema
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 )
 
+// Bounds of the Idempotency-Key header, in characters.
+const (
+	MinIdempotencyKey = 8
+	MaxIdempotencyKey = 128
+)
+
 // ValidateIdempotencyKey checks the Idempotency-Key header of the create
-// operation: required, 8 to 128 characters. Starlette decodes header values as
-// Latin-1, so FastAPI counts one character per byte; so do we, and the input
-// echoed in a detail is the Latin-1 reading of the bytes, as FastAPI's.
+// operation: required, MinIdempotencyKey to MaxIdempotencyKey characters.
+// Starlette decodes header values as Latin-1, so FastAPI counts one
+// character per byte; so do we, and the input echoed in a detail is the
+// Latin-1 reading of the bytes, as FastAPI's.
 func ValidateIdempotencyKey(v string, present bool) []Detail {
 	loc := []any{"header", "idempotency-key"}
 	if !present {
@@ -16,10 +24,10 @@ func ValidateIdempotencyKey(v string, present bool) []Detail {
 	}
 	input := latin1(v)
 	switch n := len(v); {
-	case n < 8:
-		return []Detail{{Loc: loc, Msg: "String should have at least 8 characters", Type: "string_too_short", Input: input, Ctx: map[string]any{"min_length": 8}}}
-	case n > 128:
-		return []Detail{{Loc: loc, Msg: "String should have at most 128 characters", Type: "string_too_long", Input: input, Ctx: map[string]any{"max_length": 128}}}
+	case n < MinIdempotencyKey:
+		return []Detail{{Loc: loc, Msg: fmt.Sprintf("String should have at least %d characters", MinIdempotencyKey), Type: "string_too_short", Input: input, Ctx: map[string]any{"min_length": MinIdempotencyKey}}}
+	case n > MaxIdempotencyKey:
+		return []Detail{{Loc: loc, Msg: fmt.Sprintf("String should have at most %d characters", MaxIdempotencyKey), Type: "string_too_long", Input: input, Ctx: map[string]any{"max_length": MaxIdempotencyKey}}}
 	}
 	return nil
 }
@@ -162,4 +170,31 @@ func QueryBool(name, raw string, present bool, def bool) (bool, []Detail) {
 		return def, e.details
 	}
 	return b, nil
+}
+
+// Paging of lists (docs/API.md, "Pagination"): page counts from 1 with no
+// upper bound (a page past the last one is empty), page_size from 1 to
+// MaxPageSize, DefaultPageSize when absent.
+const (
+	DefaultPageSize = 25
+	MaxPageSize     = 100
+)
+
+// PageQuery validates the page and page_size parameters of a list's query
+// q, reporting the errors of both at once.
+func PageQuery(q url.Values) (page, size int, details []Detail) {
+	pageRaw, pagePresent := first(q, "page")
+	sizeRaw, sizePresent := first(q, "page_size")
+	page, details = QueryInt("page", pageRaw, pagePresent, 1, 1, 0) // no upper bound
+	size, sizeDetails := QueryInt("page_size", sizeRaw, sizePresent, DefaultPageSize, 1, MaxPageSize)
+	return page, size, append(details, sizeDetails...)
+}
+
+// first is the first value of query parameter name, and whether it was given.
+func first(q url.Values, name string) (string, bool) {
+	v, ok := q[name]
+	if !ok || len(v) == 0 {
+		return "", false
+	}
+	return v[0], true
 }

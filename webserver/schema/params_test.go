@@ -2,6 +2,10 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -209,8 +213,8 @@ func TestDetailJSON(t *testing.T) {
 		t.Errorf("Error(): %s", msg)
 	}
 	r, _ := json.Marshal(IdempotencyKeyReused("abcdefgh"))
-	if !strings.HasPrefix(string(r), `{"type":"idempotency_key_reused","loc":["header","idempotency-key"],`) {
-		t.Errorf("reused: %s", r)
+	if want := `{"type":"idempotency_key_reused","loc":["header","idempotency-key"],"msg":"Idempotency-Key was already used with a different request","input":"abcdefgh"}`; string(r) != want {
+		t.Errorf("reused: %s\nwant    %s", r, want)
 	}
 }
 
@@ -251,5 +255,33 @@ func TestCanonicalJSON(t *testing.T) {
 	want := `{"name":null,"depot":{"label":null,"address":"1 Main Street","latitude":null,"longitude":null},"orders":[{"id":"o1","address":"10 Elm Street","city":null,"region":null,"postal_code":null,"country":null,"latitude":null,"longitude":null,"demand":2,"service_minutes":5,"time_window_start":null,"time_window_end":null,"customer":null,"phone":null,"notes":null}],"vehicles":null,"fleet":{"count":3,"capacity":10,"shift_start":"08:00","shift_end":"18:00","fixed_cost":0,"name_prefix":"Vehicle"},"options":{"strategy":"optimized","objective":"distance","solver_seconds":null}}`
 	if string(first) != want {
 		t.Errorf("canonical form:\n got  %s\n want %s", first, want)
+	}
+}
+
+func TestPageQuery(t *testing.T) {
+	for _, tc := range []struct {
+		query      string
+		page, size int
+		locs       []string // the details' ["query", name], in order
+	}{
+		{"", 1, DefaultPageSize, nil},
+		{"page=3&page_size=100", 3, MaxPageSize, nil},
+		{"page_size=1&page=99999999999999999999999", math.MaxInt, 1, nil},
+		{"page=2&page=x", 2, DefaultPageSize, nil}, // the first value counts
+		{"page_size=101&page=0", 1, DefaultPageSize, []string{"page", "page_size"}},
+		{"page_size=", 1, DefaultPageSize, []string{"page_size"}},
+	} {
+		q, err := url.ParseQuery(tc.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, size, details := PageQuery(q)
+		var locs []string
+		for _, d := range details {
+			locs = append(locs, fmt.Sprint(d.Loc[1]))
+		}
+		if page != tc.page || size != tc.size || !slices.Equal(locs, tc.locs) {
+			t.Errorf("%q: page %d, size %d, details at %v; want %d, %d, %v", tc.query, page, size, locs, tc.page, tc.size, tc.locs)
+		}
 	}
 }

@@ -41,7 +41,7 @@ type DepotIn struct {
 }
 
 // HasAddress reports whether the depot has a usable (non-blank) address.
-func (d *DepotIn) HasAddress() bool { return hasText(d.Address) }
+func (d *DepotIn) HasAddress() bool { return v1alpha1.HasText(d.Address) }
 
 // OrderIn is one stop to serve. Demand defaults to 1, ServiceMinutes to 5.
 type OrderIn struct {
@@ -64,7 +64,7 @@ type OrderIn struct {
 
 // HasAddress reports whether the order has a usable address: an empty or
 // blank string is no address (docs/API.md, "Creating an optimization").
-func (o *OrderIn) HasAddress() bool { return hasText(o.Address) }
+func (o *OrderIn) HasAddress() bool { return v1alpha1.HasText(o.Address) }
 
 // VehicleIn is one individual vehicle. Shifts default to 08:00-18:00.
 type VehicleIn struct {
@@ -94,6 +94,10 @@ type OptionsIn struct {
 	Objective     string `json:"objective"`
 	SolverSeconds *int   `json:"solver_seconds"`
 }
+
+// ExportFormats are the formats an export may ask for, in the order a
+// refusal lists them; package export renders each.
+var ExportFormats = []string{"xlsx", "csv"}
 
 // ExportIn is the optional body of POST /v1/optimizations/{id}/exports.
 // Format defaults to "xlsx", IncludeDriverInstructions to true.

@@ -21,6 +21,7 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/api/webhook"
 	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/optcache"
 	"routeopt.io/routeopt/webserver/portal"
 )
 
@@ -244,7 +245,7 @@ func newAPICommand() *cobra.Command {
 				co.Cache = APICacheOptions(o.operatorNamespace)
 				// The API serves records, not requests: keep the bulky
 				// orders and vehicles out of its cache.
-				co.Cache.DefaultTransform = webserver.SlimOptimizations
+				co.Cache.DefaultTransform = optcache.Slim
 			})
 			if err != nil {
 				return fmt.Errorf("unable to create client: %w", err)

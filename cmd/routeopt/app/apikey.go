@@ -14,7 +14,7 @@ import (
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/controllers/tenant"
-	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // adminFlags are what every platform-team command needs: a cluster to talk
@@ -66,7 +66,7 @@ func newAPIKeyCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			key, _, err := webserver.CreateAPIKey(ctx, c, webserver.APIKeySpec{
+			key, _, err := apikey.Create(ctx, c, apikey.Spec{
 				Namespace: admin.operatorNamespace, Tenant: t.ID, CompanyName: t.DisplayName,
 				Name: name, Scopes: splitList(scopes),
 			})
@@ -80,7 +80,7 @@ func newAPIKeyCommand() *cobra.Command {
 	create.Flags().StringVar(&name, "name", "", "what the key is for, shown by apikey list")
 	// Every scope by default: the first key of a company holds keys:write,
 	// so the company makes its other keys itself in the portal.
-	create.Flags().StringVar(&scopes, "scopes", strings.Join(webserver.AllScopes, ","), "comma-separated scopes (keys:write manages the company's keys over the API and portal)")
+	create.Flags().StringVar(&scopes, "scopes", strings.Join(apikey.AllScopes, ","), "comma-separated scopes (keys:write manages the company's keys over the API and portal)")
 
 	list := &cobra.Command{
 		Use:   "list --tenant ID",
@@ -90,7 +90,7 @@ func newAPIKeyCommand() *cobra.Command {
 			if _, err := tenant.Get(ctx, c, tenantID); err != nil {
 				return err
 			}
-			keys, err := webserver.ListAPIKeys(ctx, c, admin.operatorNamespace, tenantID)
+			keys, err := apikey.List(ctx, c, admin.operatorNamespace, tenantID)
 			if err != nil {
 				return err
 			}
@@ -108,8 +108,8 @@ func newAPIKeyCommand() *cobra.Command {
 		Short: "Revoke an API key: every API replica refuses it within seconds",
 		Args:  cobra.ExactArgs(1),
 		RunE: admin.run(func(ctx context.Context, c client.Client, cmd *cobra.Command, args []string) error {
-			err := webserver.RevokeAPIKey(ctx, c, admin.operatorNamespace, tenantID, args[0])
-			if errors.Is(err, webserver.ErrAPIKeyNotFound) {
+			err := apikey.Revoke(ctx, c, admin.operatorNamespace, tenantID, args[0])
+			if errors.Is(err, apikey.ErrNotFound) {
 				return fmt.Errorf("tenant %q has no API key %q (see routeopt apikey list --tenant %s)", tenantID, args[0], tenantID)
 			}
 			if err != nil {
@@ -134,7 +134,7 @@ credentials (routeopt's components cannot read Secrets outside their
 namespace). Running it again moves nothing.`,
 		Args: cobra.NoArgs,
 		RunE: admin.run(func(ctx context.Context, c client.Client, cmd *cobra.Command, _ []string) error {
-			moved, err := webserver.MigrateAPIKeys(ctx, c, admin.operatorNamespace)
+			moved, err := apikey.Migrate(ctx, c, admin.operatorNamespace)
 			if err != nil {
 				return err
 			}

@@ -29,7 +29,7 @@ import (
 	"routeopt.io/routeopt/cmd/routeopt/app/devplane"
 	"routeopt.io/routeopt/config/crd"
 	"routeopt.io/routeopt/controllers/tenant"
-	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // DevOptions configure dev mode.
@@ -296,7 +296,7 @@ func devTenant(ctx context.Context, c client.Client, dataDir string, o DevOption
 	if err != nil {
 		return "", err
 	}
-	if _, err := webserver.MigrateAPIKeys(ctx, c, o.api.operatorNamespace); err != nil {
+	if _, err := apikey.Migrate(ctx, c, o.api.operatorNamespace); err != nil {
 		return "", err
 	}
 	keyFile := filepath.Join(dataDir, "api-key")
@@ -306,9 +306,9 @@ func devTenant(ctx context.Context, c client.Client, dataDir string, o DevOption
 			key = strings.TrimSpace(string(b))
 		}
 	}
-	key, _, err = webserver.CreateAPIKey(ctx, c, webserver.APIKeySpec{
+	key, _, err = apikey.Create(ctx, c, apikey.Spec{
 		Namespace: o.api.operatorNamespace, Tenant: t.ID, CompanyName: t.DisplayName,
-		Name: "dev", Scopes: webserver.AllScopes, Key: key,
+		Name: "dev", Scopes: apikey.AllScopes, Key: key,
 	})
 	if err != nil {
 		return "", err

@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/exportkey"
 )
 
 func newExportKeyCommand() *cobra.Command {
@@ -21,7 +21,7 @@ func newExportKeyCommand() *cobra.Command {
 	rotate := &cobra.Command{
 		Use:   "rotate",
 		Short: "Rotate the export signing key: new links use a new key, links already given keep working until they expire",
-		Long: `Makes a new export signing key in the Secret ` + webserver.ExportSigningKeySecret + `. Every API
+		Long: `Makes a new export signing key in the Secret ` + exportkey.SecretName + `. Every API
 replica signs new download links with it within about 10 seconds. The key it
 replaces is kept as the previous key, so links it signed keep working until
 they expire (--export-link-ttl of the API, 15 minutes by default). Exactly one
@@ -31,7 +31,7 @@ Deleting the Secret instead invalidates every link at once; the API makes a
 new key.`,
 		Args: cobra.NoArgs,
 		RunE: admin.run(func(ctx context.Context, c client.Client, cmd *cobra.Command, _ []string) error {
-			r, err := webserver.RotateExportSigningKey(ctx, c, admin.operatorNamespace, time.Now())
+			r, err := exportkey.Rotate(ctx, c, admin.operatorNamespace, time.Now())
 			if err != nil {
 				return err
 			}

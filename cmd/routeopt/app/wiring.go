@@ -22,7 +22,7 @@ import (
 	"routeopt.io/routeopt/controllers"
 	"routeopt.io/routeopt/controllers/notify"
 	"routeopt.io/routeopt/solver"
-	"routeopt.io/routeopt/webserver"
+	"routeopt.io/routeopt/webserver/apikey"
 )
 
 // ManagerCacheOptions keep the manager's informers to routeopt's own kinds
@@ -54,7 +54,7 @@ func ManagerClientOptions() client.Options {
 // APICacheOptions restrict the API's informers: of all Secrets, only the
 // API key Secrets of the operator's namespace.
 func APICacheOptions(operatorNamespace string) cache.Options {
-	req, err := labels.NewRequirement(webserver.APIKeyIDLabel, selection.Exists, nil)
+	req, err := labels.NewRequirement(apikey.IDLabel, selection.Exists, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -1,4 +1,7 @@
-package webserver
+// Package apikey is the REST API's keys: what a key looks like, the scopes
+// it grants, the Secrets that store it (create, list, revoke, move, and
+// the record of its last use), and finding who a key speaks for.
+package apikey
 
 import (
 	"context"
@@ -19,31 +22,31 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 )
 
-// API keys are Secrets of type SecretTypeAPIKey in the operator's namespace
+// API keys are Secrets of type SecretType in the operator's namespace
 // (never a tenant's, so the internet-facing API needs Secret access in one
 // namespace only), labelled with their tenant. They hold the SHA-256 of the
 // key, never the key; the key id label (a prefix of that hash) lets the
 // server find the Secret with a label-filtered lookup instead of listing
 // every Secret.
 const (
-	SecretTypeAPIKey corev1.SecretType = "routeopt.io/api-key"
-	// APIKeyIDLabel holds the key id: the first 16 hex digits of the key's SHA-256.
-	APIKeyIDLabel = "routeopt.io/api-key-id"
-	// APIKeyPrefix starts every key.
-	APIKeyPrefix = "svc_sk_"
-	// APIKeyLastUsedAnnotation records, in RFC 3339, when the key was last
+	SecretType corev1.SecretType = "routeopt.io/api-key"
+	// IDLabel holds the key id: the first 16 hex digits of the key's SHA-256.
+	IDLabel = "routeopt.io/api-key-id"
+	// Prefix starts every key.
+	Prefix = "svc_sk_"
+	// LastUsedAnnotation records, in RFC 3339, when the key was last
 	// used; the API writes it at most about once a minute per key.
-	APIKeyLastUsedAnnotation = "routeopt.io/api-key-last-used"
-	// MaxAPIKeys bounds a company's keys, so a key holding keys:write
+	LastUsedAnnotation = "routeopt.io/api-key-last-used"
+	// MaxPerCompany bounds a company's keys, so a key holding keys:write
 	// cannot fill etcd.
-	MaxAPIKeys = 100
+	MaxPerCompany = 100
 
-	apiKeyHashField   = "sha256"
-	apiKeyScopesField = "scopes"
-	companyNameAnnot  = v1alpha1.TenantDisplayNameAnnotation
-	keyNameAnnot      = "routeopt.io/api-key-name"
-	keyPrefixAnnot    = "routeopt.io/api-key-prefix"
-	keyIDLength       = 16
+	hashField        = "sha256"
+	scopesField      = "scopes"
+	companyNameAnnot = v1alpha1.TenantDisplayNameAnnotation
+	keyNameAnnot     = "routeopt.io/api-key-name"
+	keyPrefixAnnot   = "routeopt.io/api-key-prefix"
+	idLength         = 16
 	// keyPrefixChars of the random part are shown, so a person can tell keys apart.
 	keyPrefixChars = 4
 )
@@ -83,16 +86,16 @@ type Principal struct {
 // Has reports whether the key carries scope.
 func (p *Principal) Has(scope string) bool { return slices.Contains(p.Scopes, scope) }
 
-func hashKey(key string) string { return sha256Hex([]byte(key)) }
+func hashKey(key string) string { return v1alpha1.SHA256Hex([]byte(key)) }
 
 // wellFormedKey reports whether key can be an API key: the prefix, at
 // least 20 more characters, at most 200 in all.
 func wellFormedKey(key string) bool {
-	return strings.HasPrefix(key, APIKeyPrefix) && len(key) >= len(APIKeyPrefix)+20 && len(key) <= 200
+	return strings.HasPrefix(key, Prefix) && len(key) >= len(Prefix)+20 && len(key) <= 200
 }
 
-// KeyID is the label value that finds key's Secret.
-func KeyID(key string) string { return hashKey(key)[:keyIDLength] }
+// ID is key's id: the label value that finds its Secret.
+func ID(key string) string { return hashKey(key)[:idLength] }
 
 // Authenticate finds the Principal of key among the key Secrets of
 // namespace (the operator's) through reader, a cache restricted to them in
@@ -102,25 +105,25 @@ func Authenticate(ctx context.Context, reader client.Reader, namespace, key stri
 		return nil, nil
 	}
 	secrets := &corev1.SecretList{}
-	if err := reader.List(ctx, secrets, client.InNamespace(namespace), client.MatchingLabels{APIKeyIDLabel: KeyID(key)}); err != nil {
+	if err := reader.List(ctx, secrets, client.InNamespace(namespace), client.MatchingLabels{IDLabel: ID(key)}); err != nil {
 		return nil, err
 	}
 	want := []byte(hashKey(key))
 	for i := range secrets.Items {
 		s := &secrets.Items[i]
 		tenant := s.Labels[v1alpha1.TenantLabel]
-		if s.Type != SecretTypeAPIKey || !s.DeletionTimestamp.IsZero() || tenant == "" {
+		if s.Type != SecretType || !s.DeletionTimestamp.IsZero() || tenant == "" {
 			continue
 		}
-		if subtle.ConstantTimeCompare(s.Data[apiKeyHashField], want) != 1 {
+		if subtle.ConstantTimeCompare(s.Data[hashField], want) != 1 {
 			continue
 		}
 		return &Principal{
-			KeyID:       KeyID(key),
+			KeyID:       ID(key),
 			Namespace:   v1alpha1.TenantNamespace(tenant),
 			CompanyID:   tenant,
 			CompanyName: s.Annotations[companyNameAnnot],
-			Scopes:      strings.Split(string(s.Data[apiKeyScopesField]), ","),
+			Scopes:      strings.Split(string(s.Data[scopesField]), ","),
 			LastUsedAt:  lastUsed(s),
 			secretName:  s.Name,
 		}, nil
@@ -128,8 +131,8 @@ func Authenticate(ctx context.Context, reader client.Reader, namespace, key stri
 	return nil, nil
 }
 
-// APIKeySpec describes a key to create.
-type APIKeySpec struct {
+// Spec describes a key to create.
+type Spec struct {
 	// Namespace is the operator's namespace, where every key Secret lives.
 	Namespace string
 	// Tenant is the company id the key speaks for.
@@ -144,8 +147,8 @@ type APIKeySpec struct {
 	Key string
 }
 
-// APIKeyInfo is what may be shown of a stored key: never the key itself.
-type APIKeyInfo struct {
+// Info is what may be shown of a stored key: never the key itself.
+type Info struct {
 	ID        string
 	Tenant    string
 	Name      string
@@ -156,19 +159,19 @@ type APIKeyInfo struct {
 	LastUsedAt *time.Time
 }
 
-// CreateAPIKey stores a new key as spec says and returns it; the key is not
+// Create stores a new key as spec says and returns it; the key is not
 // stored and cannot be shown again. Registering the same fixed key twice
 // (a dev-mode restart) answers the key again, with spec's scopes.
-func CreateAPIKey(ctx context.Context, c client.Client, spec APIKeySpec) (string, APIKeyInfo, error) {
+func Create(ctx context.Context, c client.Client, spec Spec) (string, Info, error) {
 	if spec.Namespace == "" || spec.Tenant == "" {
-		return "", APIKeyInfo{}, errors.New("an API key needs the operator namespace and a tenant")
+		return "", Info{}, errors.New("an API key needs the operator namespace and a tenant")
 	}
 	if len(spec.Scopes) == 0 {
-		return "", APIKeyInfo{}, fmt.Errorf("an API key needs at least one scope (known: %s)", strings.Join(AllScopes, ", "))
+		return "", Info{}, fmt.Errorf("an API key needs at least one scope (known: %s)", strings.Join(AllScopes, ", "))
 	}
 	for _, s := range spec.Scopes {
 		if !slices.Contains(AllScopes, s) {
-			return "", APIKeyInfo{}, fmt.Errorf("unknown scope %q (known: %s)", s, strings.Join(AllScopes, ", "))
+			return "", Info{}, fmt.Errorf("unknown scope %q (known: %s)", s, strings.Join(AllScopes, ", "))
 		}
 	}
 	// Stored once each, in AllScopes' order, so every listing reads alike.
@@ -181,92 +184,92 @@ func CreateAPIKey(ctx context.Context, c client.Client, spec APIKeySpec) (string
 	key := spec.Key
 	if key == "" {
 		var err error
-		if key, err = newAPIKey(); err != nil {
-			return "", APIKeyInfo{}, err
+		if key, err = newKey(); err != nil {
+			return "", Info{}, err
 		}
 	} else if !wellFormedKey(key) {
-		return "", APIKeyInfo{}, fmt.Errorf("an API key starts with %s and has 20 to %d more characters", APIKeyPrefix, 200-len(APIKeyPrefix))
+		return "", Info{}, fmt.Errorf("an API key starts with %s and has 20 to %d more characters", Prefix, 200-len(Prefix))
 	}
-	id := KeyID(key)
+	id := ID(key)
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:      apiKeySecretName(id),
+			Name:      secretName(id),
 			Namespace: spec.Namespace,
-			Labels:    map[string]string{APIKeyIDLabel: id, v1alpha1.TenantLabel: spec.Tenant},
+			Labels:    map[string]string{IDLabel: id, v1alpha1.TenantLabel: spec.Tenant},
 			Annotations: map[string]string{
 				companyNameAnnot: spec.CompanyName,
 				keyNameAnnot:     spec.Name,
-				keyPrefixAnnot:   key[:len(APIKeyPrefix)+keyPrefixChars],
+				keyPrefixAnnot:   key[:len(Prefix)+keyPrefixChars],
 			},
 		},
-		Type: SecretTypeAPIKey,
+		Type: SecretType,
 		Data: map[string][]byte{
-			apiKeyHashField:   []byte(hashKey(key)),
-			apiKeyScopesField: []byte(strings.Join(scopes, ",")),
+			hashField:   []byte(hashKey(key)),
+			scopesField: []byte(strings.Join(scopes, ",")),
 		},
 	}
 	if err := c.Create(ctx, secret); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			existing := &corev1.Secret{}
 			if gerr := c.Get(ctx, client.ObjectKeyFromObject(secret), existing); gerr == nil &&
-				string(existing.Data[apiKeyHashField]) == hashKey(key) && existing.Labels[v1alpha1.TenantLabel] == spec.Tenant {
+				string(existing.Data[hashField]) == hashKey(key) && existing.Labels[v1alpha1.TenantLabel] == spec.Tenant {
 				// The scopes asked for now win: a dev-mode key stored by an
 				// earlier version gains the scopes added since.
-				if want := secret.Data[apiKeyScopesField]; string(existing.Data[apiKeyScopesField]) != string(want) {
+				if want := secret.Data[scopesField]; string(existing.Data[scopesField]) != string(want) {
 					before := existing.DeepCopy()
-					existing.Data[apiKeyScopesField] = want
+					existing.Data[scopesField] = want
 					if perr := c.Patch(ctx, existing, client.MergeFrom(before)); perr != nil {
-						return "", APIKeyInfo{}, fmt.Errorf("unable to update the scopes of API key %s: %w", apiKeyInfo(existing).ID, perr)
+						return "", Info{}, fmt.Errorf("unable to update the scopes of API key %s: %w", infoOf(existing).ID, perr)
 					}
 				}
-				return key, apiKeyInfo(existing), nil
+				return key, infoOf(existing), nil
 			}
 		}
-		return "", APIKeyInfo{}, fmt.Errorf("unable to store API key: %w", err)
+		return "", Info{}, fmt.Errorf("unable to store API key: %w", err)
 	}
-	return key, apiKeyInfo(secret), nil
+	return key, infoOf(secret), nil
 }
 
-func apiKeySecretName(id string) string { return "apikey-" + id }
+func secretName(id string) string { return "apikey-" + id }
 
-func apiKeyInfo(s *corev1.Secret) APIKeyInfo {
-	info := APIKeyInfo{
-		ID:        s.Labels[APIKeyIDLabel],
+func infoOf(s *corev1.Secret) Info {
+	out := Info{
+		ID:        s.Labels[IDLabel],
 		Tenant:    s.Labels[v1alpha1.TenantLabel],
 		Name:      s.Annotations[keyNameAnnot],
 		Prefix:    s.Annotations[keyPrefixAnnot],
-		Scopes:    strings.Split(string(s.Data[apiKeyScopesField]), ","),
+		Scopes:    strings.Split(string(s.Data[scopesField]), ","),
 		CreatedAt: s.CreationTimestamp.Time,
 	}
 	if t := lastUsed(s); !t.IsZero() {
-		info.LastUsedAt = &t
+		out.LastUsedAt = &t
 	}
-	return info
+	return out
 }
 
 // lastUsed reads the recorded last use of key Secret s; zero when there is
 // none or it cannot be read (it is only ever a hint).
 func lastUsed(s *corev1.Secret) time.Time {
-	t, err := time.Parse(time.RFC3339, s.Annotations[APIKeyLastUsedAnnotation])
+	t, err := time.Parse(time.RFC3339, s.Annotations[LastUsedAnnotation])
 	if err != nil {
 		return time.Time{}
 	}
 	return t
 }
 
-// ListAPIKeys lists the keys of tenant stored in namespace, oldest first.
-func ListAPIKeys(ctx context.Context, reader client.Reader, namespace, tenant string) ([]APIKeyInfo, error) {
+// List lists the keys of tenant stored in namespace, oldest first.
+func List(ctx context.Context, reader client.Reader, namespace, tenant string) ([]Info, error) {
 	secrets := &corev1.SecretList{}
-	if err := reader.List(ctx, secrets, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.TenantLabel: tenant}, client.HasLabels{APIKeyIDLabel}); err != nil {
+	if err := reader.List(ctx, secrets, client.InNamespace(namespace), client.MatchingLabels{v1alpha1.TenantLabel: tenant}, client.HasLabels{IDLabel}); err != nil {
 		return nil, fmt.Errorf("unable to list API keys: %w", err)
 	}
-	out := make([]APIKeyInfo, 0, len(secrets.Items))
+	out := make([]Info, 0, len(secrets.Items))
 	for i := range secrets.Items {
-		if secrets.Items[i].Type == SecretTypeAPIKey {
-			out = append(out, apiKeyInfo(&secrets.Items[i]))
+		if secrets.Items[i].Type == SecretType {
+			out = append(out, infoOf(&secrets.Items[i]))
 		}
 	}
-	slices.SortFunc(out, func(a, b APIKeyInfo) int {
+	slices.SortFunc(out, func(a, b Info) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -275,29 +278,29 @@ func ListAPIKeys(ctx context.Context, reader client.Reader, namespace, tenant st
 	return out, nil
 }
 
-// ErrAPIKeyNotFound: no key of that id belongs to the tenant.
-var ErrAPIKeyNotFound = errors.New("no such API key")
+// ErrNotFound: no key of that id belongs to the tenant.
+var ErrNotFound = errors.New("no such API key")
 
-// RevokeAPIKey deletes key id of tenant; a key of another tenant is
-// ErrAPIKeyNotFound, as is an unknown one.
-func RevokeAPIKey(ctx context.Context, c client.Client, namespace, tenant, id string) error {
-	return revokeAPIKey(ctx, c, c, namespace, tenant, id)
+// Revoke deletes key id of tenant; a key of another tenant is
+// ErrNotFound, as is an unknown one.
+func Revoke(ctx context.Context, c client.Client, namespace, tenant, id string) error {
+	return RevokeThrough(ctx, c, c, namespace, tenant, id)
 }
 
-// revokeAPIKey is RevokeAPIKey reading the Secret through reader: the API
+// RevokeThrough is Revoke reading the Secret through reader: the API
 // reads around its cache, so a key created a moment ago can be revoked.
-func revokeAPIKey(ctx context.Context, reader client.Reader, c client.Client, namespace, tenant, id string) error {
+func RevokeThrough(ctx context.Context, reader client.Reader, c client.Client, namespace, tenant, id string) error {
 	secret := &corev1.Secret{}
-	err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: apiKeySecretName(id)}, secret)
-	if apierrors.IsNotFound(err) || (err == nil && (secret.Type != SecretTypeAPIKey || secret.Labels[v1alpha1.TenantLabel] != tenant)) {
-		return ErrAPIKeyNotFound
+	err := reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: secretName(id)}, secret)
+	if apierrors.IsNotFound(err) || (err == nil && (secret.Type != SecretType || secret.Labels[v1alpha1.TenantLabel] != tenant)) {
+		return ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("unable to read API key: %w", err)
 	}
 	err = c.Delete(ctx, secret, client.Preconditions{UID: &secret.UID})
 	if apierrors.IsNotFound(err) {
-		return ErrAPIKeyNotFound
+		return ErrNotFound
 	}
 	if err != nil {
 		return fmt.Errorf("unable to revoke API key: %w", err)
@@ -305,15 +308,15 @@ func revokeAPIKey(ctx context.Context, reader client.Reader, c client.Client, na
 	return nil
 }
 
-// MigrateAPIKeys moves key Secrets that earlier versions kept in tenant
+// Migrate moves key Secrets that earlier versions kept in tenant
 // namespaces into namespace (the operator's), so the API needs Secret
 // access there alone. Each is copied, then the old one deleted; running it
 // again after an interruption finishes the job. It returns how many moved.
 // It needs cluster-wide Secret access: the platform team runs it, never
 // routeopt's own components.
-func MigrateAPIKeys(ctx context.Context, c client.Client, namespace string) (int, error) {
+func Migrate(ctx context.Context, c client.Client, namespace string) (int, error) {
 	secrets := &corev1.SecretList{}
-	if err := c.List(ctx, secrets, client.MatchingFields{"type": string(SecretTypeAPIKey)}); err != nil {
+	if err := c.List(ctx, secrets, client.MatchingFields{"type": string(SecretType)}); err != nil {
 		return 0, fmt.Errorf("unable to list API keys: %w", err)
 	}
 	moved := 0
@@ -326,18 +329,18 @@ func MigrateAPIKeys(ctx context.Context, c client.Client, namespace string) (int
 		if tenant == "" {
 			tenant = strings.TrimPrefix(old.Namespace, v1alpha1.TenantNamespacePrefix)
 		}
-		id := old.Labels[APIKeyIDLabel]
-		if id == "" || len(old.Data[apiKeyHashField]) == 0 {
+		id := old.Labels[IDLabel]
+		if id == "" || len(old.Data[hashField]) == 0 {
 			continue
 		}
 		copied := &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{
-				Name:        apiKeySecretName(id),
+				Name:        secretName(id),
 				Namespace:   namespace,
-				Labels:      map[string]string{APIKeyIDLabel: id, v1alpha1.TenantLabel: tenant},
+				Labels:      map[string]string{IDLabel: id, v1alpha1.TenantLabel: tenant},
 				Annotations: old.Annotations,
 			},
-			Type: SecretTypeAPIKey,
+			Type: SecretType,
 			Data: old.Data,
 		}
 		if err := c.Create(ctx, copied); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -353,15 +356,15 @@ func MigrateAPIKeys(ctx context.Context, c client.Client, namespace string) (int
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-// newAPIKey is svc_sk_ followed by 32 random bytes in base62.
-func newAPIKey() (string, error) {
+// newKey is svc_sk_ followed by 32 random bytes in base62.
+func newKey() (string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return "", err
 	}
 	n := new(big.Int).SetBytes(b)
 	var sb strings.Builder
-	sb.WriteString(APIKeyPrefix)
+	sb.WriteString(Prefix)
 	digits := make([]byte, 0, 44)
 	radix := big.NewInt(62)
 	mod := new(big.Int)

@@ -1,4 +1,4 @@
-package webserver
+package optcache
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 )
 
-func TestListIndex(t *testing.T) {
-	idx := &listIndex{byNS: map[string][]*v1alpha1.Optimization{}}
+func TestIndex(t *testing.T) {
+	idx := NewIndex()
 	base := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	mk := func(ns, name string, second int) *v1alpha1.Optimization {
 		o := &v1alpha1.Optimization{}
@@ -22,7 +22,7 @@ func TestListIndex(t *testing.T) {
 	}
 	// Out of order, with a tie on the timestamp and another namespace.
 	for _, o := range []*v1alpha1.Optimization{mk("a", "b", 1), mk("a", "d", 3), mk("a", "a", 1), mk("b", "x", 9), mk("a", "c", 2)} {
-		idx.upsert(o)
+		idx.Upsert(o)
 	}
 	names := func(items []*v1alpha1.Optimization) []string {
 		var out []string
@@ -31,26 +31,26 @@ func TestListIndex(t *testing.T) {
 		}
 		return out
 	}
-	page, total := idx.page("a", 0, 10)
+	page, total := idx.Page("a", 0, 10)
 	if want := []string{"d", "c", "b", "a"}; !slices.Equal(names(page), want) || total != 4 {
 		t.Fatalf("page = %v (total %d), want %v (4)", names(page), total, want)
 	}
-	idx.upsert(mk("a", "c", 2)) // an update keeps one copy in place
-	idx.remove("a", "d")
-	page, total = idx.page("a", 1, 2)
+	idx.Upsert(mk("a", "c", 2)) // an update keeps one copy in place
+	idx.Remove("a", "d")
+	page, total = idx.Page("a", 1, 2)
 	if want := []string{"b", "a"}; !slices.Equal(names(page), want) || total != 3 {
 		t.Fatalf("after update and delete: %v (total %d), want %v (3)", names(page), total, want)
 	}
-	if page, total := idx.page("a", 3, 2); len(page) != 0 || total != 3 {
+	if page, total := idx.Page("a", 3, 2); len(page) != 0 || total != 3 {
 		t.Fatalf("past the end: %v %d", names(page), total)
 	}
-	if page, total := idx.page("none", 0, 2); len(page) != 0 || total != 0 {
+	if page, total := idx.Page("none", 0, 2); len(page) != 0 || total != 0 {
 		t.Fatalf("unknown namespace: %v %d", names(page), total)
 	}
 	for i := range 100 {
-		idx.upsert(mk("big", fmt.Sprintf("o%03d", i), i%7))
+		idx.Upsert(mk("big", fmt.Sprintf("o%03d", i), i%7))
 	}
-	all, _ := idx.page("big", 0, 100)
+	all, _ := idx.Page("big", 0, 100)
 	if !slices.IsSortedFunc(all, newerFirst) {
 		t.Fatal("index not sorted newest first")
 	}

@@ -1,4 +1,4 @@
-package webserver
+package ratelimit
 
 import (
 	"net/netip"
@@ -9,16 +9,16 @@ import (
 	"k8s.io/utils/lru"
 )
 
-// failedAuthSources bounds the source addresses whose failed
+// maxFailingSources bounds the source addresses whose failed
 // authentications are remembered; past it the least recently failing one
 // is forgotten (it starts again with a full bucket).
-const failedAuthSources = 10_000
+const maxFailingSources = 10_000
 
-// authFailureLimiter is a token bucket per source address that only failed
+// FailedAuth is a token bucket per source address that only failed
 // authentications spend. A source whose bucket is empty is refused before
 // its key is even looked at, so guessing keys from one address runs at the
 // bucket's rate whatever the keys. Only sources that failed have a bucket.
-type authFailureLimiter struct {
+type FailedAuth struct {
 	limit rate.Limit
 	burst int
 
@@ -26,13 +26,15 @@ type authFailureLimiter struct {
 	buckets *lru.Cache // source → *rate.Limiter
 }
 
-func newAuthFailureLimiter(perSecond float64, burst int) *authFailureLimiter {
-	return &authFailureLimiter{limit: rate.Limit(perSecond), burst: burst, buckets: lru.New(failedAuthSources)}
+// NewFailedAuth allows perSecond failed authentications per source
+// address, burst at once.
+func NewFailedAuth(perSecond float64, burst int) *FailedAuth {
+	return &FailedAuth{limit: rate.Limit(perSecond), burst: burst, buckets: lru.New(maxFailingSources)}
 }
 
-// blocked reports whether source has no failure left at now, and if so
+// Blocked reports whether source has no failure left at now, and if so
 // how long until it has one.
-func (l *authFailureLimiter) blocked(source string, now time.Time) (bool, time.Duration) {
+func (l *FailedAuth) Blocked(source string, now time.Time) (bool, time.Duration) {
 	v, ok := l.buckets.Get(source)
 	if !ok {
 		return false, 0
@@ -44,8 +46,8 @@ func (l *authFailureLimiter) blocked(source string, now time.Time) (bool, time.D
 	return true, time.Duration((1 - tokens) / float64(l.limit) * float64(time.Second))
 }
 
-// failed spends one of source's failures at now.
-func (l *authFailureLimiter) failed(source string, now time.Time) {
+// Failed spends one of source's failures at now.
+func (l *FailedAuth) Failed(source string, now time.Time) {
 	l.mu.Lock()
 	v, ok := l.buckets.Get(source)
 	if !ok {
@@ -56,9 +58,9 @@ func (l *authFailureLimiter) failed(source string, now time.Time) {
 	v.(*rate.Limiter).AllowN(now, 1)
 }
 
-// sourceKey is the bucket of a client address: the address itself, or
+// SourceKey is the bucket of a client address: the address itself, or
 // for IPv6 its /64, which one client usually holds whole.
-func sourceKey(clientIP string) string {
+func SourceKey(clientIP string) string {
 	addr, err := netip.ParseAddr(clientIP)
 	if err != nil {
 		return clientIP

@@ -1,4 +1,4 @@
-package webserver
+package optcache
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 	"routeopt.io/routeopt/api/v1alpha1"
 )
 
-// listIndex keeps every namespace's optimizations sorted newest first, fed
+// Index keeps every namespace's optimizations sorted newest first, fed
 // by the informer, so a list request copies the page it shows and not the
 // whole namespace. Objects are the informer's own: never modified.
-type listIndex struct {
+type Index struct {
 	mu   sync.RWMutex
 	byNS map[string][]*v1alpha1.Optimization
 }
@@ -29,7 +29,13 @@ func newerFirst(a, b *v1alpha1.Optimization) int {
 	return strings.Compare(b.Name, a.Name)
 }
 
-func (x *listIndex) upsert(o *v1alpha1.Optimization) {
+// NewIndex is an empty index; Watch feeds it.
+func NewIndex() *Index {
+	return &Index{byNS: map[string][]*v1alpha1.Optimization{}}
+}
+
+// Upsert adds o, or replaces the object of its name.
+func (x *Index) Upsert(o *v1alpha1.Optimization) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	items := x.removeLocked(o.Namespace, o.Name)
@@ -37,13 +43,14 @@ func (x *listIndex) upsert(o *v1alpha1.Optimization) {
 	x.byNS[o.Namespace] = slices.Insert(items, i, o)
 }
 
-func (x *listIndex) remove(namespace, name string) {
+// Remove drops the object namespace/name, if there is one.
+func (x *Index) Remove(namespace, name string) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.byNS[namespace] = x.removeLocked(namespace, name)
 }
 
-func (x *listIndex) removeLocked(namespace, name string) []*v1alpha1.Optimization {
+func (x *Index) removeLocked(namespace, name string) []*v1alpha1.Optimization {
 	items := x.byNS[namespace]
 	if i := slices.IndexFunc(items, func(o *v1alpha1.Optimization) bool { return o.Name == name }); i >= 0 {
 		items = slices.Delete(items, i, i+1)
@@ -51,8 +58,8 @@ func (x *listIndex) removeLocked(namespace, name string) []*v1alpha1.Optimizatio
 	return items
 }
 
-// page returns up to size optimizations of namespace from offset, and the total.
-func (x *listIndex) page(namespace string, offset, size int) ([]*v1alpha1.Optimization, int) {
+// Page returns up to size optimizations of namespace from offset, and the total.
+func (x *Index) Page(namespace string, offset, size int) ([]*v1alpha1.Optimization, int) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	items := x.byNS[namespace]
@@ -62,25 +69,23 @@ func (x *listIndex) page(namespace string, offset, size int) ([]*v1alpha1.Optimi
 	return slices.Clone(items[offset:min(len(items), offset+size)]), len(items)
 }
 
-// IndexOptimizations serves list requests from an index fed by the cache's
-// Optimization informer instead of listing the cache on every request.
-// Call it before serving; it returns once the index has the informer's
-// initial contents.
-func (s *Server) IndexOptimizations(ctx context.Context, c cache.Cache) error {
+// Watch feeds x from the cache's Optimization informer, so list requests
+// need not list the cache. It returns once x has the informer's initial
+// contents.
+func (x *Index) Watch(ctx context.Context, c cache.Cache) error {
 	inf, err := c.GetInformer(ctx, &v1alpha1.Optimization{})
 	if err != nil {
 		return fmt.Errorf("unable to get the optimization informer: %w", err)
 	}
-	idx := &listIndex{byNS: map[string][]*v1alpha1.Optimization{}}
 	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
 			if o, ok := obj.(*v1alpha1.Optimization); ok {
-				idx.upsert(o)
+				x.Upsert(o)
 			}
 		},
 		UpdateFunc: func(_, obj any) {
 			if o, ok := obj.(*v1alpha1.Optimization); ok {
-				idx.upsert(o)
+				x.Upsert(o)
 			}
 		},
 		DeleteFunc: func(obj any) {
@@ -88,7 +93,7 @@ func (s *Server) IndexOptimizations(ctx context.Context, c cache.Cache) error {
 				obj = tomb.Obj
 			}
 			if o, ok := obj.(*v1alpha1.Optimization); ok {
-				idx.remove(o.Namespace, o.Name)
+				x.Remove(o.Namespace, o.Name)
 			}
 		},
 	})
@@ -98,6 +103,5 @@ func (s *Server) IndexOptimizations(ctx context.Context, c cache.Cache) error {
 	if !toolscache.WaitForCacheSync(ctx.Done(), reg.HasSynced) {
 		return fmt.Errorf("the optimization index did not sync")
 	}
-	s.index = idx
 	return nil
 }
