@@ -7,7 +7,7 @@ import "strings"
 // it with 422 before anything is stored, the CRD's CEL rules refuse a
 // depot's at admission, and a solve fails an order's with invalid_input;
 // each words it for its reader, all decide it with CheckLocation.
-type LocationProblem int
+type LocationProblem int32
 
 const (
 	// LocationOK is an address, or both coordinates.
