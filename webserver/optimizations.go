@@ -2,8 +2,6 @@ package webserver
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -36,11 +34,6 @@ func OptimizationID(namespace, key string) string {
 	return uuid.NewSHA1(idempotencyNamespace, []byte(namespace+"\x00"+key)).String()
 }
 
-func sha256Hex(b []byte) string {
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
-}
-
 // readBody reads the request body, answering 413 past the limit.
 func readBody(c *gin.Context) ([]byte, bool) {
 	body, err := io.ReadAll(c.Request.Body)
@@ -71,8 +64,8 @@ func newOptimization(namespace, key string, in *schema.OptimizationIn) (*v1alpha
 			Name:      OptimizationID(namespace, key),
 			Namespace: namespace,
 			Annotations: map[string]string{
-				v1alpha1.IdempotencyKeyHashAnnotation: sha256Hex([]byte(key)),
-				v1alpha1.RequestHashAnnotation:        sha256Hex(in.CanonicalJSON()),
+				v1alpha1.IdempotencyKeyHashAnnotation: v1alpha1.SHA256Hex([]byte(key)),
+				v1alpha1.RequestHashAnnotation:        v1alpha1.SHA256Hex(in.CanonicalJSON()),
 			},
 		},
 		Spec: specFromRequest(in),

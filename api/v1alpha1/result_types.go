@@ -3,8 +3,6 @@ package v1alpha1
 import (
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,8 +198,7 @@ type StoredBlob struct {
 
 // NewStoredBlob describes data, stored nowhere yet.
 func NewStoredBlob(data []byte) StoredBlob {
-	sum := sha256.Sum256(data)
-	return StoredBlob{Bytes: len(data), SHA256: hex.EncodeToString(sum[:])}
+	return StoredBlob{Bytes: len(data), SHA256: SHA256Hex(data)}
 }
 
 // PartIndexes are the part numbers b is stored in, in order.
@@ -236,7 +233,7 @@ func (b StoredBlob) Join(pieces [][]byte) ([]byte, error) {
 	if len(data) != b.Bytes {
 		return nil, fmt.Errorf("stored document is %d bytes, the manifest says %d: its parts are from different solve attempts", len(data), b.Bytes)
 	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != b.SHA256 {
+	if SHA256Hex(data) != b.SHA256 {
 		return nil, errors.New("stored document does not match the manifest's SHA-256: its parts are from different solve attempts")
 	}
 	return data, nil
