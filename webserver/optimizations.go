@@ -25,6 +25,9 @@ import (
 	"routeopt.io/routeopt/webserver/storesize"
 )
 
+// CreateFieldManager is the field manager of the API's creates.
+const CreateFieldManager = "routeopt-api"
+
 // idempotencyNamespace seeds the UUIDv5 ids derived from (tenant, key).
 var idempotencyNamespace = uuid.MustParse("6f1c8a52-3c2e-4a8e-9b7d-2f0c5e4d1a90")
 
