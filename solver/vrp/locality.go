@@ -69,9 +69,10 @@ func identity(n int) []int {
 }
 
 // renumbered returns a copy of p whose order i is p's order perm[i], with
-// the matrices permuted alike (the depot stays location 0).
+// the matrices permuted alike (the depot and the extra locations keep
+// their numbers).
 func (p *Problem) renumbered(perm []int) *Problem {
-	loc := make([]int, len(perm)+1) // new location -> old location
+	loc := identity(len(perm) + 1 + p.ExtraLocations) // new location -> old location
 	for i, o := range perm {
 		loc[i+1] = o + 1
 	}

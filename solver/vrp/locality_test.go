@@ -2,6 +2,7 @@ package vrp
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -54,7 +55,7 @@ func TestRestoreNumbering(t *testing.T) {
 	rand.New(rand.NewPCG(3, 4)).Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
 	q := p.renumbered(perm)
 	for i, o := range perm {
-		if q.Orders[i] != p.Orders[o] || q.Distance[i+1][0] != p.Distance[o+1][0] || q.Duration[0][i+1] != p.Duration[0][o+1] {
+		if !reflect.DeepEqual(q.Orders[i], p.Orders[o]) || q.Distance[i+1][0] != p.Distance[o+1][0] || q.Duration[0][i+1] != p.Duration[0][o+1] {
 			t.Fatalf("renumbered order %d is not order %d", i, o)
 		}
 	}

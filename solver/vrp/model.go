@@ -40,6 +40,40 @@ type Order struct {
 	ServiceS    int     // service time at the stop, seconds
 	WindowStart int     // seconds since midnight; 0 when none
 	WindowEnd   int     // seconds since midnight; NoWindowEnd when none. Service must START within [WindowStart, WindowEnd].
+
+	// Windows, when it has two or more entries, are the windows service
+	// may start in (sorted, none overlapping or touching the next); then
+	// WindowStart and WindowEnd must be the first start and the last end.
+	// Empty (or one entry equal to [WindowStart, WindowEnd]) means the
+	// single window [WindowStart, WindowEnd].
+	Windows []Window
+	// Skills must all be among the serving vehicle's Skills
+	// (case-sensitive).
+	Skills []string
+	// Loads are the order's amounts in Problem.Dimensions, index for
+	// index; nil means zero in every dimension.
+	Loads []float64
+	// Priority (0 to 100) orders what is served when not everything
+	// fits: the larger total priority first, then more orders, then the
+	// lower cost.
+	Priority int
+}
+
+// Window is one time window of an order: service starts in [Start, End]
+// (seconds since midnight).
+type Window struct {
+	Start, End int
+}
+
+// Break is a rest a used vehicle must take: Duration seconds lying wholly
+// in [Start, End] (seconds since midnight). It is taken where the vehicle
+// is: at its start location before leaving, at a stop after the service,
+// or at a stop before the service while waiting for its window (the wait
+// counts towards the break). A vehicle takes its breaks in the order
+// listed; a vehicle without stops takes none.
+type Break struct {
+	Start, End int
+	Duration   int // seconds, > 0
 }
 
 // Vehicle is one vehicle of the fleet; each vehicle drives at most one route.
@@ -52,15 +86,43 @@ type Vehicle struct {
 	// vehicle_ref), so they read without translation; "" means
 	// "vehicle N", counted from 1.
 	Name string
+
+	// Skills the vehicle has; an order needing one it lacks cannot go on it.
+	Skills []string
+	// Capacities are the vehicle's capacities in Problem.Dimensions, index
+	// for index (> 0); it must have one per dimension.
+	Capacities []float64
+	// Breaks are taken in this order; their windows lie inside the shift,
+	// each starting and ending no earlier than the one before.
+	Breaks []Break
+	// Route limits; 0 means none. MaxDuration (seconds) runs from
+	// departure to return, breaks and waiting included; MaxDistance
+	// (metres) includes the legs from the start and to the end.
+	MaxDuration, MaxDistance, MaxStops int
+	// Start and End are the locations the route leaves from and returns to:
+	// 0, the depot, or one of the extra locations after the orders
+	// (len(Orders)+1 ... len(Orders)+Problem.ExtraLocations). With OpenEnd
+	// the route ends at its last stop (End must be 0 and is not used): no
+	// leg back, and Return is the end of the last stop's service (or of a
+	// break taken after it).
+	Start, End int
+	OpenEnd    bool
 }
 
-// Problem: location 0 is the depot, location i+1 is Orders[i].
+// Problem: location 0 is the depot, location i+1 is Orders[i], and the
+// ExtraLocations after them are where vehicles start or end elsewhere.
 type Problem struct {
-	Orders    []Order
-	Vehicles  []Vehicle
-	Distance  [][]int // metres, (len(Orders)+1) square; may be asymmetric
+	Orders   []Order
+	Vehicles []Vehicle
+	// Distance is in metres, (1+len(Orders)+ExtraLocations) square; it may
+	// be asymmetric.
+	Distance  [][]int
 	Duration  [][]int // seconds, same shape
 	Objective Objective
+	// Dimensions names the load dimensions beyond Demand and Capacity
+	// (Order.Loads and Vehicle.Capacities follow its order).
+	Dimensions     []string
+	ExtraLocations int
 }
 
 // Options control Solve.
@@ -110,29 +172,55 @@ const (
 	ReasonWindowUnreachable Reason = "window_unreachable" // no vehicle can serve it inside its window and shift even alone (depot -> order -> depot)
 	ReasonNoCapacity        Reason = "no_capacity"        // could be served alone, but the fleet's capacity is used up
 	ReasonNoTime            Reason = "no_time"            // could be served alone, but no route can fit it within shifts/windows
+	ReasonSkillsMissing     Reason = "skills_missing"     // no vehicle has every skill the order needs
+	ReasonRouteLimit        Reason = "route_limit"        // fits alone, but every vehicle that could serve it is at a route limit
 )
 
 // Stop is one visit of a route.
+//
+// Between the previous stop's Depart (the route's Depart for the first
+// stop) and this stop's Start lie the leg of LegTravel seconds, ending at
+// Arrival, and the breaks planned with AfterStop equal to this stop's
+// index: each either before the leg (at the previous place) or between
+// Arrival and Start (at this stop, while waiting).
 type Stop struct {
 	Order       int // index into Problem.Orders
 	Arrival     int // seconds since midnight
-	Start       int // service start = max(Arrival, WindowStart)
+	Start       int // service start: the earliest moment from Arrival (and the breaks taken here) inside a window
 	Depart      int // Start + ServiceS
-	Wait        int // Start - Arrival
-	Late        int // max(0, Start - WindowEnd); 0 when on time (only the baseline can be late)
-	LegDistance int // metres of the leg from the previous location (depot or stop) to this stop
+	Wait        int // Start - Arrival, breaks taken here included
+	Late        int // max(0, Start - end of the window served); 0 when on time (only the baseline can be late)
+	LegDistance int // metres of the leg from the previous location (start or stop) to this stop
 	LegTravel   int // seconds of that leg
+	// Window is the index into the order's Windows of the window served
+	// in (0 for an order with a single window).
+	Window int
+}
+
+// PlannedBreak is one of the vehicle's breaks on its route.
+type PlannedBreak struct {
+	Break      int // index into Vehicle.Breaks
+	Start, End int // seconds since midnight; End - Start is the break's Duration
+	// AfterStop is the number of stops served before the break: 0 before
+	// the first, len(Stops) after the last.
+	AfterStop int
 }
 
 // Route is the plan of one vehicle.
 type Route struct {
 	Vehicle  int     // index into Problem.Vehicles
 	Stops    []Stop  // in driving order
-	Depart   int     // leaves the depot (seconds since midnight)
-	Return   int     // back at the depot
-	Distance int     // metres, including the leg back to the depot
+	Depart   int     // the route's start at the vehicle's start location (a break taken there before leaving included)
+	Return   int     // at the end location (the last stop's Depart, or the end of a break after it, when OpenEnd)
+	Distance int     // metres, including the leg to the end location
 	Load     float64 // sum of demands
-	DriveS   int     // sum of leg travel seconds including the return leg
+	DriveS   int     // sum of leg travel seconds including the leg to the end location
+	// Breaks are the vehicle's breaks, all of them, in its order; none
+	// when it has none.
+	Breaks []PlannedBreak
+	// Loads are the sums of the orders' Loads per dimension (nil without
+	// dimensions).
+	Loads []float64
 }
 
 // Unassigned is an order that is not planned, with the reason.
@@ -142,7 +230,8 @@ type Unassigned struct {
 	Message string // human readable, names the numbers; times written HH:MM
 }
 
-// Solution is a plan.
+// Solution is a plan. Solve prefers, in this order, the larger total
+// Priority of the served orders, more served orders, and the lower Cost.
 type Solution struct {
 	Routes     []Route      // only vehicles that are used (at least one stop), ordered by vehicle index
 	Unassigned []Unassigned // ordered by order index
@@ -196,6 +285,20 @@ func (p *Problem) Validate() error {
 		if o.WindowEnd < o.WindowStart {
 			add("order %d: window end %s is before window start %s", i, clock(o.WindowEnd), clock(o.WindowStart))
 		}
+		if err := o.validateWindows(); err != nil {
+			add("order %d: %v", i, err)
+		}
+		if o.Loads != nil && len(o.Loads) != len(p.Dimensions) {
+			add("order %d: %d loads for %d dimensions", i, len(o.Loads), len(p.Dimensions))
+		}
+		for d, x := range o.Loads {
+			if math.IsNaN(x) || math.IsInf(x, 0) || x < 0 {
+				add("order %d: load %v in dimension %d must be a finite number >= 0", i, x, d)
+			}
+		}
+		if o.Priority < 0 || o.Priority > MaxPriority {
+			add("order %d: priority %d must be in [0, %d]", i, o.Priority, MaxPriority)
+		}
 	}
 	for i, v := range p.Vehicles {
 		if math.IsNaN(v.Capacity) || math.IsInf(v.Capacity, 0) || v.Capacity <= 0 {
@@ -213,11 +316,35 @@ func (p *Problem) Validate() error {
 		if math.IsNaN(v.FixedCost) || math.IsInf(v.FixedCost, 0) || v.FixedCost < 0 {
 			add("vehicle %d: fixed cost %v must be a finite number >= 0", i, v.FixedCost)
 		}
+		if len(v.Capacities) != len(p.Dimensions) {
+			add("vehicle %d: %d capacities for %d dimensions", i, len(v.Capacities), len(p.Dimensions))
+		}
+		for d, x := range v.Capacities {
+			if math.IsNaN(x) || math.IsInf(x, 0) || x <= 0 {
+				add("vehicle %d: capacity %v in dimension %d must be a finite number > 0", i, x, d)
+			}
+		}
+		if err := v.validateBreaks(); err != nil {
+			add("vehicle %d: %v", i, err)
+		}
+		if v.MaxDuration < 0 || v.MaxDistance < 0 || v.MaxStops < 0 {
+			add("vehicle %d: route limits %d s, %d m, %d stops must be >= 0 (0 for none)", i, v.MaxDuration, v.MaxDistance, v.MaxStops)
+		}
+		extra := func(loc int) bool { return loc == 0 || loc > len(p.Orders) && loc <= len(p.Orders)+p.ExtraLocations }
+		if !extra(v.Start) || !extra(v.End) {
+			add("vehicle %d: start %d and end %d must be 0 or an extra location (%d to %d)", i, v.Start, v.End, len(p.Orders)+1, len(p.Orders)+p.ExtraLocations)
+		}
+		if v.OpenEnd && v.End != 0 {
+			add("vehicle %d: an open route has no end location (end %d)", i, v.End)
+		}
 	}
-	size := len(p.Orders) + 1
+	if p.ExtraLocations < 0 {
+		add("extra locations %d must be >= 0", p.ExtraLocations)
+	}
+	size := len(p.Orders) + 1 + max(p.ExtraLocations, 0)
 	checkMatrix := func(name string, m [][]int) {
 		if len(m) != size {
-			add("%s matrix has %d rows, want %d (depot + %d orders)", name, len(m), size, len(p.Orders))
+			add("%s matrix has %d rows, want %d (depot + %d orders + %d extra locations)", name, len(m), size, len(p.Orders), p.ExtraLocations)
 			return
 		}
 		for i, row := range m {
@@ -236,6 +363,52 @@ func (p *Problem) Validate() error {
 	checkMatrix("duration", p.Duration)
 	if len(errs) > 0 {
 		return fmt.Errorf("vrp: invalid problem: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// MaxPriority is the largest Order.Priority.
+const MaxPriority = 100
+
+// validateWindows checks Windows against WindowStart and WindowEnd.
+func (o *Order) validateWindows() error {
+	w := o.Windows
+	switch {
+	case len(w) == 0:
+		return nil
+	case len(w) == 1:
+		if w[0].Start != o.WindowStart || w[0].End != o.WindowEnd {
+			return fmt.Errorf("its one window %s-%s differs from window %s-%s", clock(w[0].Start), clock(w[0].End), clock(o.WindowStart), clock(o.WindowEnd))
+		}
+		return nil
+	}
+	for k, x := range w {
+		if x.Start < 0 || x.End > NoWindowEnd || x.End < x.Start {
+			return fmt.Errorf("window %d (%d to %d) must satisfy 0 <= start <= end <= %d", k, x.Start, x.End, NoWindowEnd)
+		}
+		if k > 0 && x.Start <= w[k-1].End {
+			return fmt.Errorf("window %d starts at %s, not after window %d ends at %s", k, clock(x.Start), k-1, clock(w[k-1].End))
+		}
+	}
+	if w[0].Start != o.WindowStart || w[len(w)-1].End != o.WindowEnd {
+		return fmt.Errorf("windows span %s-%s, but window start and end are %s-%s", clock(w[0].Start), clock(w[len(w)-1].End), clock(o.WindowStart), clock(o.WindowEnd))
+	}
+	return nil
+}
+
+// validateBreaks checks the vehicle's breaks against its shift and each
+// other.
+func (v *Vehicle) validateBreaks() error {
+	for k, b := range v.Breaks {
+		if b.Duration <= 0 || b.Start+b.Duration > b.End {
+			return fmt.Errorf("break %d of %d s does not fit %s-%s", k, b.Duration, clock(b.Start), clock(b.End))
+		}
+		if b.Start < v.ShiftStart || b.End > v.ShiftEnd {
+			return fmt.Errorf("break %d (%s-%s) is not inside the shift %s-%s", k, clock(b.Start), clock(b.End), clock(v.ShiftStart), clock(v.ShiftEnd))
+		}
+		if k > 0 && (b.Start < v.Breaks[k-1].Start || b.End < v.Breaks[k-1].End) {
+			return fmt.Errorf("break %d (%s-%s) starts or ends before break %d", k, clock(b.Start), clock(b.End), k-1)
+		}
 	}
 	return nil
 }
