@@ -140,7 +140,7 @@ func TestProblem(t *testing.T) {
 			if !reflect.DeepEqual(p.Orders, wantOrders) {
 				t.Errorf("orders = %+v, want %+v", p.Orders, wantOrders)
 			}
-			if len(p.Vehicles) != 1 || p.Vehicles[0] != fleet[0].Vehicle {
+			if len(p.Vehicles) != 1 || !reflect.DeepEqual(p.Vehicles[0], fleet[0].Vehicle) {
 				t.Errorf("vehicles = %+v, want %+v", p.Vehicles, fleet[0].Vehicle)
 			}
 		})

@@ -2,8 +2,10 @@ package vrp
 
 // Baseline is the plan of the baseline strategy, the one a dispatcher
 // would make by hand (docs/API.md, "OptionsIn"): orders in file order, each
-// appended to the first vehicle, in vehicle order, whose capacity and shift
-// it still fits. Every vehicle stays open to later orders, so an order that
+// appended to the first vehicle, in vehicle order, whose skills, capacity
+// in every dimension, shift, breaks and route limits it still fits. Breaks
+// are taken at the first stop after they may start (see baselinePlan);
+// with several windows the vehicle waits for the first one not yet closed. Every vehicle stays open to later orders, so an order that
 // fits none (a late-evening one, say) does not retire the vehicles before
 // it. Time windows are not enforced (stops may be late; Late reports
 // it, the vehicle still waits for a window to open). Orders that fit no
@@ -19,9 +21,17 @@ func Baseline(p *Problem) (*Solution, error) {
 	seqs := make([][]int, m)
 	loads := make([]float64, m)
 	planned := make([]bool, len(p.Orders))
+	plain := plainFleet(p)
 	fits := func(v, u int) bool {
 		if !fitsCapacity(loads[v]+p.Orders[u].Demand, p.Vehicles[v].Capacity) {
 			return false
+		}
+		if !plain {
+			if !hasSkills(&p.Vehicles[v], &p.Orders[u]) || p.roomFor(v, u, seqs[v]) != "" {
+				return false
+			}
+			x := try(p, v, append(seqs[v], u), false)
+			return x.onTime() && x.limit == ""
 		}
 		r := Schedule(p, v, append(seqs[v], u))
 		return r.Return <= p.Vehicles[v].ShiftEnd
@@ -45,6 +55,9 @@ func Baseline(p *Problem) (*Solution, error) {
 			continue
 		}
 		r := Schedule(p, v, seq)
+		if !plain {
+			r = try(p, v, seq, false).r
+		}
 		sol.Cost += routeCost(p, &r)
 		sol.Routes = append(sol.Routes, r)
 	}

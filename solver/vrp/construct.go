@@ -46,7 +46,7 @@ func (s *solver) construct(st *state) {
 	}
 
 	for len(pending) > 0 {
-		bestIdx, bestV, bestPos := -1, -1, 0
+		bestIdx, bestV, bestPos, bestPr := -1, -1, 0, 0
 		bestRegret, bestC1 := 0.0, 0.0
 		for idx, u := range pending {
 			c1, c2 := inf, inf
@@ -77,9 +77,10 @@ func (s *solver) construct(st *state) {
 			if c1 == inf {
 				continue
 			}
-			regret := c2 - c1 // +Inf with a single option
-			if bestIdx < 0 || regret > bestRegret || (regret == bestRegret && c1 > bestC1) {
-				bestIdx, bestV, bestPos, bestRegret, bestC1 = idx, v1, p1, regret, c1
+			regret := c2 - c1            // +Inf with a single option
+			pr := s.p.Orders[u].Priority // the higher priority first, when the fleet may fall short
+			if bestIdx < 0 || pr > bestPr || pr == bestPr && (regret > bestRegret || (regret == bestRegret && c1 > bestC1)) {
+				bestIdx, bestV, bestPos, bestRegret, bestC1, bestPr = idx, v1, p1, regret, c1, pr
 			}
 		}
 		if bestIdx < 0 {
@@ -114,6 +115,12 @@ func (s *solver) cacheInsertion(st *state, u, v int, insCost []float64, insPos [
 	r := s.fresh(st, v)
 	i := u*s.m + v
 	insCost[i] = math.Inf(1)
+	if s.fleet.exact {
+		if q, d := s.bestInRoute(st, u, v, 0, math.Inf(1)); q >= 0 {
+			insCost[i], insPos[i] = d, int32(q)
+		}
+		return
+	}
 	if !fitsCapacity(st.load[v]+s.demand[u], s.capacity[v]) {
 		return
 	}
@@ -124,12 +131,12 @@ func (s *solver) cacheInsertion(st *state, u, v int, insCost []float64, insPos [
 	if lo > hi {
 		return
 	}
-	prev := 0
+	prev := s.startLoc[v]
 	if lo > 0 {
 		prev = r.seq[lo-1] + 1
 	}
 	for q := lo; q <= hi; q++ {
-		next := 0
+		next := s.endLoc[v]
 		if q < k {
 			next = r.seq[q] + 1
 		}

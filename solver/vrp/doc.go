@@ -1,9 +1,12 @@
 // Package vrp solves vehicle-routing problems with capacities and time
-// windows (VRPTW) for a single depot and a heterogeneous fleet.
+// windows (VRPTW) for a depot and a heterogeneous fleet, with what real
+// fleets add: several windows per order, breaks, skills, load dimensions,
+// route limits, priorities, and vehicles that start and end elsewhere or
+// end at their last stop.
 //
-// The priority is lexicographic: serve as many orders as possible, then
-// minimise the objective (distance or route duration) plus the fixed costs
-// of the vehicles used.
+// The priority is lexicographic: serve the largest total priority, then as
+// many orders as possible, then minimise the objective (distance or route
+// duration) plus the fixed costs of the vehicles used.
 //
 // Solve builds a first plan by regret insertion and improves it with one
 // of two engines: a hybrid genetic search when the first plan serves every
@@ -20,6 +23,8 @@
 //	params.go       settings of the genetic search and of the engine choice
 //	schedule.go     Schedule: the one function that turns a sequence into a Route
 //	segment.go      time-window segments that price a move in O(1)
+//	timing.go       exact timing of a route: several windows, breaks, start and end
+//	fleet.go        real fleets in the search: exact evaluation of the moves kept
 //	state.go        the solver's plan and its incremental refresh
 //	insertion.go    the cheapest feasible insertion of an order, window-pruned
 //	construct.go    regret-2 insertion: the first plan
@@ -37,6 +42,7 @@
 //	eax.go          EAX crossover (edge assembly)
 //	ruin.go         ruin-and-recreate (SISR) with simulated annealing
 //	unassigned.go   reasons and messages for orders that are not planned
+//	reasons.go      the same for real fleets: skills, dimensions, route limits
 //	baseline.go     the baseline strategy's plan, in file order
 //	locality.go     the renumbering of large problems for cache locality
 //	bench/          Solomon / Gehring–Homberger benchmark runner and checker

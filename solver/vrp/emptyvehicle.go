@@ -23,6 +23,9 @@ func (s *solver) moveToEmpty(st *state, u int) bool {
 		}
 		bufA := append(append(s.bufA[:0], ra.seq[:i]...), ra.seq[i+1:]...)
 		s.bufA = bufA
+		if !s.keeps(a, bufA, v, []int{u}, ra.cost-improveEps) {
+			continue
+		}
 		s.setSeq(st, a, bufA)
 		s.setSeq(st, v, []int{u})
 		return true
@@ -46,17 +49,16 @@ func (s *solver) splitToEmpty(st *state, u int) bool {
 	a, i := st.routeOf[u], st.posOf[u]
 	ra := s.fresh(st, a)
 	k := len(ra.seq)
-	if i >= k-1 || s.penalty(a, &ra.full) == 0 {
+	if i >= k-1 || s.routePenalty(a, ra) == 0 {
 		return false
 	}
 	limit := ra.cost - improveEps
 	newA := s.merge(&ra.pre[i+1], &ra.tail[k])
 	costA := s.pcost(a, &newA)
 	rest := &ra.tail[i+1]
-	edges := s.arc(0, rest.first) + s.edges(rest)
 	for t := range s.types {
 		v := s.firstEmpty(st, t)
-		if v < 0 || costA+s.bound(v, k-i-1, edges, rest.svc)+s.softBound(v, 0, rest.load) >= limit {
+		if v < 0 || costA+s.bound(v, k-i-1, s.arc(s.startLoc[v], rest.first)+s.retailEdges(ra, i+1, v), rest.svc)+s.softBound(v, 0, rest.load) >= limit {
 			continue
 		}
 		newV := s.mergeTail(&s.depot[v], st, a, i+1, v)
@@ -65,6 +67,9 @@ func (s *solver) splitToEmpty(st *state, u int) bool {
 		}
 		tail := append(s.bufB[:0], ra.seq[i+1:]...)
 		s.bufB = tail
+		if !s.keeps(v, tail, a, ra.seq[:i+1], limit) {
+			continue
+		}
 		s.setSeq(st, v, tail)
 		s.setSeq(st, a, ra.seq[:i+1])
 		return true

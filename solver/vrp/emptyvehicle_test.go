@@ -47,7 +47,7 @@ func TestSplitToEmptyMendsLateRoute(t *testing.T) {
 			s.soft, s.twPen, s.loadPen = c.soft, c.twPen, 1
 			st := s.newState()
 			s.setSeq(st, 0, []int{0, 1, 2})
-			st.missing -= 3
+			st.missing, st.lost = st.missing-3, st.lost-3
 			if got := st.routes[0].full.tw; got != 40 {
 				t.Fatalf("time warp %d, want 40", got)
 			}

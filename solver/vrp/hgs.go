@@ -234,13 +234,16 @@ func (h *hgs) loadSeqs(st *state, seqs [][]int) {
 	for u := range st.routeOf {
 		st.routeOf[u] = -1
 	}
-	st.cost, st.missing = 0, len(s.assignableOrders)
+	st.cost, st.missing, st.lost = 0, len(s.assignableOrders), s.totalWeight
 	for v := range st.routes {
 		r := &st.routes[v]
 		r.seq = append(r.seq[:0], seqs[v]...)
 		r.cost = 0
 		s.rebuild(st, v)
 		st.missing -= len(r.seq)
+		for _, u := range r.seq {
+			st.lost -= s.fleet.weight[u]
+		}
 	}
 }
 

@@ -11,6 +11,9 @@ import (
 // nearOnly, used routes are limited to those holding one of u's neighbours;
 // if none of those admits u, all routes are tried.
 func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (bv, bq int, bd float64) {
+	if s.fleet.exact {
+		return s.bestInsertionExact(st, u, blink, nearOnly)
+	}
 	bv, bq, bd = -1, -1, 0
 	// Without blinks and over all routes, the search is exhaustive: it does
 	// not rely on the triangle inequality, which real road matrices may
@@ -46,7 +49,7 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 		}
 		// Every matrix entry read below is in a row of u; the edge that
 		// an insertion replaces is the difference of two prefix sums.
-		edgesBefore, prev := 0, 0
+		edgesBefore, prev := 0, s.startLoc[v]
 		if lo > 0 {
 			edgesBefore, prev = r.scan[lo-1].edges, r.scan[lo-1].next
 		}

@@ -132,10 +132,10 @@ func (s *solver) improveOrder(st *state, u int) bool {
 		nb = nb[:s.granular]
 	}
 	a := st.routeOf[u]
-	aFree := s.pricesRose && s.feasible(a, &st.routes[a].full)
+	aFree := s.pricesRose && s.routeFree(st, a)
 	for _, w := range nb {
 		b := st.routeOf[w]
-		if b < 0 || (s.skipTested || aFree && s.feasible(b, &st.routes[b].full)) && max(s.modified[a], s.modified[b]) <= since {
+		if b < 0 || (s.skipTested || aFree && s.routeFree(st, b)) && max(s.modified[a], s.modified[b]) <= since {
 			continue
 		}
 		s.fresh(st, a)
@@ -171,7 +171,7 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 	r := &st.routes[v]
 	k := len(r.seq)
 	c := &withinRoute{
-		v: v, k: k, r: r, scan: r.scan[:k+1],
+		v: v, k: k, r: r, scan: r.scan[:k+1], start: s.startLoc[v],
 		e0: s.edges(&r.full), limit: r.cost - improveEps,
 		// In soft mode the route keeps its load, so its excess load
 		// penalty is part of every candidate's cost.
@@ -188,6 +188,7 @@ func (s *solver) intraMoves(st *state, v, i, j int) bool {
 // tests one pair of its orders.
 type withinRoute struct {
 	v, k  int
+	start int // the vehicle's start location
 	r     *route
 	scan  []scanPos // r.scan[:k+1]
 	e0    int       // the route's edges
@@ -195,11 +196,11 @@ type withinRoute struct {
 	soft  float64   // the penalty every candidate keeps (see softBound)
 }
 
-// loc is the location at position x, 0 (the depot) before the first order
-// and after the last: r.scan holds it for 0 <= x <= k.
+// loc is the location at position x: the start location before the first
+// order, the end location after the last (r.scan holds it for 0 <= x <= k).
 func (c *withinRoute) loc(x int) int {
 	if x < 0 {
-		return 0
+		return c.start
 	}
 	return c.scan[x].next
 }
@@ -237,6 +238,13 @@ func (s *solver) tryIntra(st *state, v, lo, hi int, mid []int, lb, soft float64)
 	}
 	if !s.admits(v, &full) || s.pcost(v, &full) >= limit {
 		return false
+	}
+	if s.fleet.exact {
+		buf := append(append(append(s.bufC[:0], r.seq[:lo]...), mid...), r.seq[hi+1:]...)
+		s.bufC = buf
+		if !s.keeps(v, buf, -1, nil, limit) {
+			return false
+		}
 	}
 	copy(r.seq[lo:hi+1], mid)
 	s.rebuild(st, v)

@@ -43,6 +43,9 @@ func (h *hgs) reprice(st *state) {
 	for v := range st.routes {
 		r := &st.routes[v]
 		r.cost = s.pcost(v, &r.full)
+		if s.fleet.exact {
+			r.cost = s.exactCost(&r.x)
+		}
 		st.cost += r.cost
 	}
 }

@@ -57,6 +57,12 @@ func (h *hgs) capture(st *state) *individual {
 		}
 		if k := len(r.seq); k > 0 {
 			ind.succ[r.seq[k-1]] = 0
+			if s.fleet.exact {
+				ind.objective += r.x.cost
+				ind.tw += r.x.tw
+				ind.excess += r.x.excess
+				continue
+			}
 			ind.objective += s.cost(v, &r.full)
 			ind.tw += r.full.tw
 			ind.excess += s.excess(v, r.full.load)

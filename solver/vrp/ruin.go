@@ -109,7 +109,7 @@ func (c *chain) run(until int) bool {
 
 		s.touchStamp++
 		s.touched = s.touched[:0]
-		s.lazy = s.obj == ObjectiveDistance
+		s.lazy = s.obj == ObjectiveDistance && !s.fleet.exact
 		s.ruin(c.work, chainAvgRemoved)
 		done := s.recreate(c.work, stopAt)
 		s.lazy = false
@@ -117,8 +117,8 @@ func (c *chain) run(until int) bool {
 		if debugVerify {
 			s.verify(c.work, "ruin and recreate")
 		}
-		accept := done && c.work.missing < c.cur.missing
-		if done && c.work.missing == c.cur.missing {
+		accept := done && c.work.lost < c.cur.lost
+		if done && c.work.lost == c.cur.lost {
 			accept = c.work.cost < limit
 		}
 		if accept {
@@ -139,7 +139,7 @@ func (c *chain) run(until int) bool {
 		copy(c.work.busy, c.cur.busy)
 		copy(c.work.routeOf, c.cur.routeOf)
 		copy(c.work.posOf, c.cur.posOf)
-		c.work.cost, c.work.missing = c.cur.cost, c.cur.missing
+		c.work.cost, c.work.missing, c.work.lost = c.cur.cost, c.cur.missing, c.cur.lost
 		if debugVerify {
 			s.verify(c.work, "resync")
 		}
@@ -273,6 +273,9 @@ func (s *solver) ruin(st *state, avgRemoved float64) {
 	}
 	s.ruined = ruined
 	st.missing += len(s.list)
+	for _, u := range s.list {
+		st.lost += s.fleet.weight[u]
+	}
 }
 
 // recreate reinserts every missing order, one at a time at its cheapest
@@ -312,6 +315,9 @@ func (s *solver) recreate(st *state, stopAt float64) bool {
 		slices.SortStableFunc(list, func(a, b int) int { return cmp.Compare(s.depotCost[a], s.depotCost[b]) })
 	default:
 		slices.SortStableFunc(list, func(a, b int) int { return cmp.Compare(s.width[a], s.width[b]) })
+	}
+	if s.fleet.priorities {
+		slices.SortStableFunc(list, func(a, b int) int { return cmp.Compare(s.p.Orders[b].Priority, s.p.Orders[a].Priority) })
 	}
 	s.list = list
 	for _, u := range list {

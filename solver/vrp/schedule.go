@@ -14,6 +14,12 @@ package vrp
 // For an empty sequence it returns a Route without stops and
 // Depart = Return = ShiftStart.
 func Schedule(p *Problem, v int, orders []int) Route {
+	if !p.plainRoute(v, orders) {
+		t := timer{p: p}
+		var r Route
+		t.schedule(v, orders, &r, false)
+		return r
+	}
 	veh := p.Vehicles[v]
 	r := Route{Vehicle: v, Depart: veh.ShiftStart, Return: veh.ShiftStart}
 	if len(orders) == 0 {
@@ -88,14 +94,48 @@ func routeCost(p *Problem, r *Route) float64 {
 }
 
 // routeFeasible reports whether a scheduled route keeps every window, the
-// shift and the capacity.
+// shift, the capacity in every dimension, the skills, the breaks' windows
+// and the route limits.
 func routeFeasible(p *Problem, r *Route) bool {
-	veh := p.Vehicles[r.Vehicle]
+	veh := &p.Vehicles[r.Vehicle]
 	if r.Depart < veh.ShiftStart || r.Return > veh.ShiftEnd || !fitsCapacity(r.Load, veh.Capacity) {
 		return false
 	}
 	for _, s := range r.Stops {
-		if s.Late > 0 {
+		if s.Late > 0 || !hasSkills(veh, &p.Orders[s.Order]) {
+			return false
+		}
+	}
+	for d, l := range r.Loads {
+		if !fitsCapacity(l, veh.Capacities[d]) {
+			return false
+		}
+	}
+	for _, b := range r.Breaks {
+		if br := &veh.Breaks[b.Break]; b.Start < br.Start || b.End > br.End {
+			return false
+		}
+	}
+	return withinLimits(veh, r)
+}
+
+// withinLimits reports whether r keeps vehicle veh's route limits.
+func withinLimits(veh *Vehicle, r *Route) bool {
+	return (veh.MaxDuration == 0 || r.Return-r.Depart <= veh.MaxDuration) &&
+		(veh.MaxDistance == 0 || r.Distance <= veh.MaxDistance) &&
+		(veh.MaxStops == 0 || len(r.Stops) <= veh.MaxStops)
+}
+
+// plainRoute reports whether vehicle v's route through orders needs
+// nothing beyond one window per order and the depot, which Schedule's
+// forward pass times.
+func (p *Problem) plainRoute(v int, orders []int) bool {
+	veh := &p.Vehicles[v]
+	if len(veh.Breaks) > 0 || veh.Start != 0 || veh.End != 0 || veh.OpenEnd || len(p.Dimensions) > 0 {
+		return false
+	}
+	for _, o := range orders {
+		if len(p.Orders[o].Windows) >= 2 {
 			return false
 		}
 	}

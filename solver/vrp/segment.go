@@ -174,11 +174,11 @@ func (s *solver) bound(v, n, edges, svc int) float64 {
 // evalTail evaluates seq followed by vehicle v's end depot.
 func (s *solver) evalTail(v int, seq []int) seg {
 	x := s.chain(&emptySeg, seq)
-	return s.merge(&x, &s.depot[v])
+	return s.merge(&x, &s.depotEnd[v])
 }
 
 // evalSeq evaluates the complete route of vehicle v through seq.
 func (s *solver) evalSeq(v int, seq []int) seg {
 	x := s.chain(&s.depot[v], seq)
-	return s.merge(&x, &s.depot[v])
+	return s.merge(&x, &s.depotEnd[v])
 }

@@ -30,22 +30,28 @@ type solver struct {
 	// of two int matrices keeps more of it in cache (the local search is
 	// bound by these reads).
 	legs []leg
-	size int // locations: depot and orders
+	size int // locations: depot, orders, extra locations and openLoc
 	// objLeg is the leg field of the objective (legDist or legDur), also
 	// the index of seg.sums that edges reads.
-	objLeg    int
-	capacity  []float64 // per vehicle
-	fixed     []float64 // per vehicle
-	demand    []float64 // per order
-	single    []seg     // per order: the order alone
-	depot     []seg     // per vehicle: the depot with the vehicle's shift
-	types     [][]int   // vehicles grouped by identical capacity, shift and fixed cost
-	typeOf    []int     // vehicle -> type
-	alone     []float64 // [order*len(types)+type]: cost of the order alone on a vehicle of that type, +Inf if infeasible
-	nb        [][]int   // per order: nearest assignable orders
-	depotCost []int     // per order: cost of depot -> order -> depot (objective matrix)
-	width     []int     // per order: window width
-	symmetric bool      // the objective's matrix is symmetric
+	objLeg   int
+	capacity []float64 // per vehicle
+	fixed    []float64 // per vehicle
+	demand   []float64 // per order
+	single   []seg     // per order: the order alone
+	depot    []seg     // per vehicle: its start location with its shift
+	depotEnd []seg     // per vehicle: its end location with its shift
+	// startLoc and endLoc are each vehicle's start and end locations; an
+	// open route ends at a location of its own (openLoc) that every leg
+	// into costs nothing
+	startLoc, endLoc []int
+	fleet            fleetInfo
+	types            [][]int   // vehicles grouped by identical capacity, shift and fixed cost
+	typeOf           []int     // vehicle -> type
+	alone            []float64 // [order*len(types)+type]: cost of the order alone on a vehicle of that type, +Inf if infeasible
+	nb               [][]int   // per order: nearest assignable orders
+	depotCost        []int     // per order: cost of depot -> order -> depot (objective matrix)
+	width            []int     // per order: window width
+	symmetric        bool      // the objective's matrix is symmetric
 
 	// legsIn is the transpose of legs (legs itself when both matrices
 	// are symmetric), so that scanning the insertion positions of one
@@ -60,6 +66,7 @@ type solver struct {
 	// broken-pairs distance, insertion of the missing ones, the averages
 	// that classify the problem).
 	assignableOrders []int
+	totalWeight      int // of the assignable orders (fleetInfo.weight)
 
 	rng      *rand.Rand
 	ctx      context.Context
@@ -113,7 +120,8 @@ type solver struct {
 	blinkGap   int // positions left before the next blink (see blinked)
 
 	// scratch
-	bufA, bufB []int
+	bufA, bufB, bufC []int
+	cands            []insertionCand
 	// list holds the orders ruin removed, which recreate then reinserts
 	// (it checks their count against the state's missing orders)
 	list         []int
@@ -207,9 +215,10 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 	}
 	n, m := len(p.Orders), len(p.Vehicles)
 	s := &solver{
-		p: p, opt: opt, genetic: opt.geneticParams(), n: n, m: m, obj: p.Objective, size: n + 1,
+		p: p, opt: opt, genetic: opt.geneticParams(), n: n, m: m, obj: p.Objective, size: n + 1 + p.ExtraLocations,
 		capacity: make([]float64, m), fixed: make([]float64, m),
-		demand: make([]float64, n), single: make([]seg, n), depot: make([]seg, m),
+		demand: make([]float64, n), single: make([]seg, n), depot: make([]seg, m), depotEnd: make([]seg, m),
+		startLoc: make([]int, m), endLoc: make([]int, m),
 		typeOf: make([]int, m), depotCost: make([]int, n), width: make([]int, n),
 		assignable: make([]bool, n),
 		rng:        rand.New(rand.NewPCG(uint64(opt.Seed), 0x9e3779b97f4a7c15)),
@@ -222,8 +231,21 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 	if s.obj == ObjectiveDuration {
 		s.objLeg = legDur
 	}
+	dur, dist := p.Duration, p.Distance
+	openLoc := -1
+	for v := range p.Vehicles {
+		s.startLoc[v], s.endLoc[v] = p.Vehicles[v].Start, p.Vehicles[v].End
+		if p.Vehicles[v].OpenEnd {
+			if openLoc < 0 {
+				openLoc = s.size
+				s.size++
+				dur, dist = withOpenEnd(dur), withOpenEnd(dist)
+			}
+			s.endLoc[v] = openLoc
+		}
+	}
 	var symmetric [2]bool
-	s.legs, s.legsIn, symmetric = packLegs(p.Duration, p.Distance)
+	s.legs, s.legsIn, symmetric = packLegs(dur, dist)
 	s.symmetric = symmetric[s.objLeg]
 	for u, o := range p.Orders {
 		s.demand[u] = o.Demand
@@ -231,15 +253,18 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 		s.depotCost[u] = s.arc(0, u+1) + s.arc(u+1, 0)
 		s.width[u] = o.WindowEnd - o.WindowStart
 	}
+	s.initFleet()
 	type key struct {
 		capacity, fixed float64
 		start, end      int
+		fleet           string // the rest of a real fleet's vehicle (vehicleKey)
 	}
 	typeIdx := map[key]int{}
 	for v, veh := range p.Vehicles {
 		s.capacity[v], s.fixed[v] = veh.Capacity, veh.FixedCost
-		s.depot[v] = seg{first: 0, last: 0, e: veh.ShiftStart, l: veh.ShiftEnd}
-		k := key{veh.Capacity, veh.FixedCost, veh.ShiftStart, veh.ShiftEnd}
+		s.depot[v] = seg{first: s.startLoc[v], last: s.startLoc[v], e: veh.ShiftStart, l: veh.ShiftEnd}
+		s.depotEnd[v] = seg{first: s.endLoc[v], last: s.endLoc[v], e: veh.ShiftStart, l: veh.ShiftEnd}
+		k := key{veh.Capacity, veh.FixedCost, veh.ShiftStart, veh.ShiftEnd, vehicleKey(&veh)}
 		t, ok := typeIdx[k]
 		if !ok {
 			t = len(s.types)
@@ -254,22 +279,42 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 		if s.pre[u] == nil {
 			s.assignable[u] = true
 			s.assignableOrders = append(s.assignableOrders, u)
+			s.totalWeight += s.fleet.weight[u]
 		}
 	}
 	s.alone = make([]float64, n*len(s.types))
 	for u := range n {
 		for t, vs := range s.types {
 			v := vs[0]
-			full := s.merge3(&s.depot[v], &s.single[u], &s.depot[v])
+			full := s.merge3(&s.depot[v], &s.single[u], &s.depotEnd[v])
 			s.alone[u*len(s.types)+t] = math.Inf(1)
-			if s.assignable[u] && s.feasible(v, &full) {
-				s.alone[u*len(s.types)+t] = s.cost(v, &full)
+			if !s.assignable[u] || !s.feasible(v, &full) {
+				continue
+			}
+			s.alone[u*len(s.types)+t] = s.cost(v, &full)
+			if s.fleet.exact {
+				x := s.evalExact(v, []int{u})
+				s.alone[u*len(s.types)+t] = x.cost
+				if !x.feasible() {
+					s.alone[u*len(s.types)+t] = math.Inf(1)
+				}
 			}
 		}
 	}
 	s.classify()
 	s.buildNeighbours()
 	return s
+}
+
+// withOpenEnd returns m with one more location, into and out of which
+// every leg is 0: where open routes end.
+func withOpenEnd(m [][]int) [][]int {
+	out := make([][]int, len(m)+1)
+	for a, row := range m {
+		out[a] = append(slices.Clip(row), 0)
+	}
+	out[len(m)] = make([]int, len(m)+1)
+	return out
 }
 
 // Fields of a leg.

@@ -20,6 +20,9 @@ type route struct {
 	// position on its own cache line, so the scan over a route reads one
 	// dense array. It is always up to date.
 	scan []scanPos
+	// x is the route's exact evaluation where the problem needs one
+	// (fleetInfo.exact)
+	x exactRoute
 	// stale marks pre, tail and full as out of date: ruin-and-recreate
 	// with the distance objective keeps only scan and cost while it
 	// ruins and recreates (see solver.lazy), and fresh rebuilds the
@@ -72,6 +75,7 @@ func (r *route) copyFrom(o *route) {
 		r.full = o.full
 	}
 	r.cost = o.cost
+	r.x = o.x
 }
 
 // state is a complete (partial-service) solution: one route per vehicle.
@@ -89,6 +93,9 @@ type state struct {
 	posOf   []int   // order -> index in its route's seq
 	cost    float64 // sum of route costs
 	missing int     // assignable orders that are not planned
+	// lost is the sum of the weights (fleetInfo.weight) of those orders:
+	// the total priority left out, then their count
+	lost int
 }
 
 // setLoad records vehicle v's order count (only whether it is zero) and
@@ -125,7 +132,7 @@ func (s *solver) newState() *state {
 	for u := range st.routeOf {
 		st.routeOf[u] = -1
 	}
-	st.missing = len(s.assignableOrders)
+	st.missing, st.lost = len(s.assignableOrders), s.totalWeight
 	for v := range st.routes {
 		s.rebuild(st, v)
 	}
@@ -145,13 +152,14 @@ func (st *state) copyFrom(o *state) {
 	st.posOf = append(st.posOf[:0], o.posOf...)
 	st.cost = o.cost
 	st.missing = o.missing
+	st.lost = o.lost
 }
 
-// better reports whether a is lexicographically better than b: fewer missing
-// orders, then a lower cost.
+// better reports whether a is lexicographically better than b: less
+// priority left out, fewer missing orders, then a lower cost.
 func better(a, b *state) bool {
-	if a.missing != b.missing {
-		return a.missing < b.missing
+	if a.lost != b.lost {
+		return a.lost < b.lost
 	}
 	return a.cost < b.cost-improveEps
 }
@@ -239,17 +247,21 @@ func (s *solver) refreshSegments(st *state, v, keep, keepTail, oldLen int) {
 		st.posOf[u] = i
 	}
 	if keepTail == 0 {
-		r.tail[k] = s.depot[v]
-		r.scan[k].ls = s.depot[v].l
+		r.tail[k] = s.depotEnd[v]
+		r.scan[k].ls = s.depotEnd[v].l
 	}
 	for i := k - keepTail - 1; i >= 0; i-- {
 		r.tail[i] = s.merge(&s.single[r.seq[i]], &r.tail[i+1])
 		r.scan[i].ls = latestStart(&r.tail[i])
 	}
-	r.full = s.merge(&r.pre[k], &s.depot[v])
-	r.scan[k].next, r.scan[k].edges = 0, s.edges(&r.full)
+	r.full = s.merge(&r.pre[k], &s.depotEnd[v])
+	r.scan[k].next, r.scan[k].edges = s.endLoc[v], s.edges(&r.full)
 	st.setLoad(v, k, r.pre[k].load)
 	r.cost = s.pcost(v, &r.full)
+	if s.fleet.exact {
+		r.x = s.evalExact(v, r.seq)
+		r.cost = s.exactCost(&r.x)
+	}
 	r.stale = false
 }
 
@@ -260,7 +272,7 @@ func (s *solver) refreshSegments(st *state, v, keep, keepTail, oldLen int) {
 func (s *solver) refreshScan(st *state, v, keep, keepTail int) {
 	r := &st.routes[v]
 	k := len(r.seq)
-	ee, edges, prev := r.scan[keep].ee, 0, 0
+	ee, edges, prev := r.scan[keep].ee, 0, s.startLoc[v]
 	if keep > 0 {
 		edges, prev = r.scan[keep-1].edges, r.seq[keep-1]+1
 	}
@@ -282,10 +294,10 @@ func (s *solver) refreshScan(st *state, v, keep, keepTail int) {
 		st.posOf[u] = i
 		prev = u + 1
 	}
-	edges += int(s.legs[prev*s.size][s.objLeg])
-	r.scan[k].next, r.scan[k].edges = 0, edges
+	edges += int(s.legs[prev*s.size+s.endLoc[v]][s.objLeg])
+	r.scan[k].next, r.scan[k].edges = s.endLoc[v], edges
 	if keepTail == 0 {
-		r.scan[k].ls = s.depot[v].l
+		r.scan[k].ls = s.depotEnd[v].l
 	}
 	for i := k - keepTail - 1; i >= 0; i-- {
 		u := r.seq[i]
@@ -338,6 +350,7 @@ func (s *solver) insert(st *state, u, v, q int) {
 	copy(r.seq[q+1:], r.seq[q:])
 	r.seq[q] = u
 	st.missing--
+	st.lost -= s.fleet.weight[u]
 	s.refresh(st, v, q, len(r.seq)-1-q, len(r.seq)-1)
 }
 
@@ -365,8 +378,8 @@ func (s *solver) scanOf(v int, seq []int) []scanPos {
 			x := s.merge(&pre, &s.single[seq[i]])
 			sc[i].edges = s.edges(&x)
 		} else {
-			full := s.merge(&pre, &s.depot[v])
-			sc[i].edges = s.edges(&full)
+			full := s.merge(&pre, &s.depotEnd[v])
+			sc[i].next, sc[i].edges = s.endLoc[v], s.edges(&full)
 		}
 		sc[i].ee, sc[i].ls = earliestEnd(&pre), latestStart(&tail)
 	}
@@ -380,7 +393,7 @@ var debugVerify = false
 // verify recomputes everything cached in st from the sequences and panics on
 // a difference.
 func (s *solver) verify(st *state, where string) {
-	missing, total := 0, 0.0
+	missing, lost, total := 0, 0, 0.0
 	seen := make([]bool, s.n)
 	for v := range st.routes {
 		r := &st.routes[v]
@@ -420,7 +433,15 @@ func (s *solver) verify(st *state, where string) {
 		if k > 0 && !s.admits(v, &full) {
 			panic(fmt.Sprintf("%s: vehicle %d route %v infeasible: %+v", where, v, r.seq, full))
 		}
-		if c := s.pcost(v, &full); c != r.cost {
+		c := s.pcost(v, &full)
+		if s.fleet.exact {
+			x := s.evalExact(v, r.seq)
+			if k > 0 && !s.admitsExact(&x) {
+				panic(fmt.Sprintf("%s: vehicle %d route %v infeasible: %+v", where, v, r.seq, x))
+			}
+			c = s.exactCost(&x)
+		}
+		if c != r.cost {
 			panic(fmt.Sprintf("%s: vehicle %d cost %v, want %v", where, v, r.cost, c))
 		}
 		total += r.cost
@@ -432,10 +453,11 @@ func (s *solver) verify(st *state, where string) {
 			}
 			if s.assignable[u] {
 				missing++
+				lost += s.fleet.weight[u]
 			}
 		}
 	}
-	if missing != st.missing || math.Abs(total-st.cost) > 1e-6*math.Max(1, total) {
-		panic(fmt.Sprintf("%s: missing %d cost %v, want %d %v", where, st.missing, st.cost, missing, total))
+	if missing != st.missing || lost != st.lost || math.Abs(total-st.cost) > 1e-6*math.Max(1, total) {
+		panic(fmt.Sprintf("%s: missing %d lost %d cost %v, want %d %d %v", where, st.missing, st.lost, st.cost, missing, lost, total))
 	}
 }

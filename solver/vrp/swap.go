@@ -24,7 +24,7 @@ func (s *solver) swapBetween(st *state, a, i, b, j int, base float64) bool {
 		newA := s.merge3(&ra.pre[i], sw, &ra.tail[i+1])
 		if s.admits(a, &newA) {
 			newB := s.merge3(&rb.pre[j], su, &rb.tail[j+1])
-			if s.admits(b, &newB) && s.pcost(a, &newA)+s.pcost(b, &newB) < base {
+			if s.admits(b, &newB) && s.pcost(a, &newA)+s.pcost(b, &newB) < base && s.keepsSwap(st, a, i, b, j, base) {
 				ra.seq[i], rb.seq[j] = w, u
 				s.rebuild(st, a)
 				s.rebuild(st, b)

@@ -126,7 +126,7 @@ func (s *solver) insertions(st *state, u, b int) *best3 {
 	obj := s.objLeg
 	k := len(r.seq)
 	c0 := float64(r.scan[k].edges) + s.bound(b, k+1, 0, r.full.svc+su.svc) - base
-	edgesBefore, prev := 0, 0
+	edgesBefore, prev := 0, s.startLoc[b]
 	for q := 0; q <= k; q++ {
 		sp := &r.scan[q]
 		next, pv, replaced := sp.next, prev, sp.edges-edgesBefore
@@ -258,7 +258,8 @@ func (s *solver) swapStar(st *state, a, b int) bool {
 // chose them leave out how time warp interacts within a route.
 func (s *solver) applyIfBetter(st *state, a, b int) bool {
 	newA, newB := s.evalSeq(a, s.bufA), s.evalSeq(b, s.bufB)
-	if s.pcost(a, &newA)+s.pcost(b, &newB) >= st.routes[a].cost+st.routes[b].cost-improveEps {
+	base := st.routes[a].cost + st.routes[b].cost - improveEps
+	if s.pcost(a, &newA)+s.pcost(b, &newB) >= base || !s.keeps(a, s.bufA, b, s.bufB, base) {
 		return false
 	}
 	s.setSeq(st, a, s.bufA)

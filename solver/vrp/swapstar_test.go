@@ -24,7 +24,7 @@ func lineSolver(x []int, routes [2][]int) (*solver, *state) {
 	st := s.newState()
 	for v, seq := range routes {
 		s.setSeq(st, v, seq)
-		st.missing -= len(seq)
+		st.missing, st.lost = st.missing-len(seq), st.lost-len(seq)
 	}
 	s.startSwapStar()
 	return s, st

@@ -31,6 +31,9 @@ func aloneTimeOK(p *Problem, v, u int, enforceWindows bool) bool {
 // has one entry per order, nil for orders that can be served alone. With
 // enforceWindows false (the baseline) only the shift counts.
 func precheck(p *Problem, enforceWindows bool) []*Unassigned {
+	if !plainFleet(p) {
+		return precheckFleet(p, enforceWindows)
+	}
 	out := make([]*Unassigned, len(p.Orders))
 	maxCap := 0.0
 	for _, veh := range p.Vehicles {
@@ -218,6 +221,8 @@ func unassignedList(p *Problem, planned []bool, pre []*Unassigned, seqs [][]int,
 		case planned[u]:
 		case pre[u] != nil:
 			out = append(out, *pre[u])
+		case !plainFleet(p):
+			out = append(out, leftoverFleet(p, u, seqs, enforceWindows))
 		default:
 			out = append(out, leftover(p, u, seqs, loads, enforceWindows))
 		}

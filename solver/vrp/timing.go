@@ -1,0 +1,364 @@
+package vrp
+
+// The exact timing of a route of a real fleet: several windows per order,
+// breaks taken where the vehicle is, start and end locations, open routes.
+// The segment algebra (segment.go) prices a route with each order's
+// windows merged into one and without breaks, a bound that never exceeds
+// what this file computes; where the problem has either, a route is timed
+// here before the search keeps it (fleet.go).
+
+// maxBreaks bounds Vehicle.Breaks for the timing's fixed-size tables.
+const maxBreaks = 3
+
+// timingState is the best way found to have served a route's first stops
+// with a number of breaks taken: least time warp, then earliest departure
+// from the last place.
+type timingState struct {
+	tw, t int
+	ok    bool
+	// how it was reached: breaks taken before the preceding stop, and
+	// before the leg to it (the rest were taken at it, before service)
+	prevJ, beforeLeg int8
+}
+
+func (a *timingState) worse(tw, t int) bool {
+	return !a.ok || tw < a.tw || tw == a.tw && t < a.t
+}
+
+// timingPlan is a route's timing decisions: where each break is taken and
+// which window each stop is served in. Position k is the gap before stop
+// k (k = len(seq): the gap before the end).
+type timingPlan struct {
+	// leg[k] breaks are taken before the leg of gap k, at[k] at stop k
+	// before its service (never for the end)
+	leg, at []int8
+	win     []int8 // per stop: index of the window served
+}
+
+// timer times routes; it holds scratch space, so each solver (and each
+// call of Schedule) has its own.
+type timer struct {
+	p     *Problem
+	dp    []timingState // (len(seq)+1) x (maxBreaks+1)
+	plan  timingPlan
+	start []int // per activity of replay: start, latest start and waiting before it (for the departure's slack)
+}
+
+// takeBreaks takes breaks from..to-1 of veh one after the other from time
+// t; a break that cannot start by its latest start warps back to it.
+func takeBreaks(veh *Vehicle, from, to, t, tw int) (int, int) {
+	for b := from; b < to; b++ {
+		br := &veh.Breaks[b]
+		bs := max(t, br.Start)
+		if late := bs - (br.End - br.Duration); late > 0 {
+			tw += late
+			bs -= late
+		}
+		t = bs + br.Duration
+	}
+	return t, tw
+}
+
+// serveAt returns when service of o starts for a vehicle ready at t, in
+// which window, and the time warp: the first window that has not closed
+// by t, or the last one, warped back to its end.
+func serveAt(o *Order, t int) (start, win, tw int) {
+	if len(o.Windows) < 2 {
+		start = max(t, o.WindowStart)
+		if start > o.WindowEnd {
+			return o.WindowEnd, 0, start - o.WindowEnd
+		}
+		return start, 0, 0
+	}
+	for k := range o.Windows {
+		if w := &o.Windows[k]; t <= w.End {
+			return max(t, w.Start), k, 0
+		}
+	}
+	last := len(o.Windows) - 1
+	return o.Windows[last].End, last, t - o.Windows[last].End
+}
+
+// endLocation is where vehicle v's route ends, -1 for an open route.
+func (p *Problem) endLocation(v int) int {
+	if p.Vehicles[v].OpenEnd {
+		return -1
+	}
+	return p.Vehicles[v].End
+}
+
+// best finds the timing of vehicle v's route through seq with the least
+// time warp (and, among those, the earliest return) when it leaves at its
+// shift start, leaving the decisions in t.plan. It returns the time warp
+// and the return.
+func (t *timer) best(v int, seq []int) (tw, ret int) {
+	p := t.p
+	veh := &p.Vehicles[v]
+	nb := len(veh.Breaks)
+	if len(seq) == 0 {
+		nb = 0 // an unused vehicle takes no breaks
+	}
+	const w = maxBreaks + 1
+	n := len(seq)
+	if cap(t.dp) < (n+2)*w {
+		t.dp = make([]timingState, (n+2)*w)
+	}
+	dp := t.dp[:(n+2)*w]
+	for i := range dp {
+		dp[i] = timingState{}
+	}
+	dp[0] = timingState{t: veh.ShiftStart, ok: true}
+	end := p.endLocation(v)
+	from := veh.Start
+	bestTW, bestRet, bestJ, bestLeg := 0, 0, -1, 0
+	for k := 0; k <= n; k++ {
+		cur := dp[k*w : k*w+w]
+		for j := 0; j <= nb; j++ {
+			c := cur[j]
+			if !c.ok {
+				continue
+			}
+			for j1 := j; j1 <= nb; j1++ {
+				t1, tw1 := takeBreaks(veh, j, j1, c.t, c.tw)
+				if k == n {
+					if j1 != nb {
+						continue
+					}
+					r := t1
+					if end >= 0 {
+						r += p.Duration[from][end]
+					}
+					tw2 := tw1
+					if r > veh.ShiftEnd {
+						tw2 += r - veh.ShiftEnd
+						r = veh.ShiftEnd
+					}
+					if bestJ < 0 || tw2 < bestTW || tw2 == bestTW && r < bestRet {
+						bestTW, bestRet, bestJ, bestLeg = tw2, r, j, j1-j
+					}
+					continue
+				}
+				o := &p.Orders[seq[k]]
+				a := t1 + p.Duration[from][seq[k]+1]
+				next := dp[(k+1)*w : (k+1)*w+w]
+				for j2 := j1; j2 <= nb; j2++ {
+					t2, tw2 := takeBreaks(veh, j1, j2, a, tw1)
+					start, _, tw3 := serveAt(o, t2)
+					dep, tw3 := start+o.ServiceS, tw3+tw2
+					if next[j2].worse(tw3, dep) {
+						next[j2] = timingState{tw: tw3, t: dep, ok: true, prevJ: int8(j), beforeLeg: int8(j1 - j)}
+					}
+				}
+			}
+		}
+		if k < n {
+			from = seq[k] + 1
+		}
+	}
+	// Walk the decisions back: the state after stop k came through gap
+	// k-1.
+	pl := &t.plan
+	pl.leg = resizeKeep(pl.leg, n+1)
+	pl.at = resizeKeep(pl.at, n+1)
+	pl.win = resizeKeep(pl.win, n)
+	pl.leg[n], pl.at[n] = int8(bestLeg), 0
+	j := bestJ
+	for k := n; k > 0; k-- {
+		st := &dp[k*w+j]
+		pl.leg[k-1] = st.beforeLeg
+		pl.at[k-1] = int8(j - int(st.prevJ) - int(st.beforeLeg))
+		j = int(st.prevJ)
+	}
+	return bestTW, bestRet
+}
+
+// replay times vehicle v's route through seq by the decisions in t.plan,
+// leaving at depart. With warp, a stop or break that cannot start in time
+// warps back (the search's time warp); without, it starts late (the
+// baseline, which does not enforce windows). With fixedWin each stop is
+// served in the window t.plan.win names, else in the first one not closed
+// on arrival (recorded in t.plan.win). It returns the time warp (lateness
+// without warp), the return, and the departure's slack: how much later
+// the route could leave and still return at the same time, without making
+// a stop or break late that is on time. When r is not nil it fills r's
+// stops, breaks and totals.
+func (t *timer) replay(v int, seq []int, depart int, warp, fixedWin bool, r *Route) (tw, ret, slack int) {
+	p := t.p
+	veh := &p.Vehicles[v]
+	pl := &t.plan
+	n := len(seq)
+	cumWait, slack := 0, NoWindowEnd*4
+	b := 0
+	// rest takes the breaks of the plan from b on, count of them, at time x.
+	rest := func(count, x, after int) int {
+		for range count {
+			br := &veh.Breaks[b]
+			bs := max(x, br.Start)
+			latest := br.End - br.Duration
+			cumWait += bs - x
+			if bs > latest {
+				tw += bs - latest
+				if warp {
+					bs = latest
+				}
+			}
+			slack = min(slack, cumWait+max(0, latest-bs))
+			if r != nil {
+				r.Breaks = append(r.Breaks, PlannedBreak{Break: b, Start: bs, End: bs + br.Duration, AfterStop: after})
+			}
+			x = bs + br.Duration
+			b++
+		}
+		return x
+	}
+	if r != nil {
+		*r = Route{Vehicle: v, Depart: depart, Stops: make([]Stop, n), Breaks: r.Breaks[:0]}
+		if len(p.Dimensions) > 0 {
+			r.Loads = make([]float64, len(p.Dimensions))
+		}
+	}
+	x, from := depart, veh.Start
+	for k := 0; k < n; k++ {
+		x = rest(int(pl.leg[k]), x, k)
+		u := seq[k]
+		o := &p.Orders[u]
+		leg := p.Duration[from][u+1]
+		arr := x + leg
+		x = rest(int(pl.at[k]), arr, k)
+		var start, win, late int
+		switch {
+		case fixedWin:
+			win = int(pl.win[k])
+			lo, hi := o.WindowStart, o.WindowEnd
+			if len(o.Windows) >= 2 {
+				lo, hi = o.Windows[win].Start, o.Windows[win].End
+			}
+			start = max(x, lo)
+			late = max(0, start-hi)
+			if warp && late > 0 {
+				start = hi
+			}
+		case warp:
+			start, win, late = serveAt(o, x)
+		default:
+			start, win, late = serveLate(o, x)
+		}
+		pl.win[k] = int8(win)
+		tw += late
+		cumWait += max(0, start-x)
+		hi := o.WindowEnd
+		if len(o.Windows) >= 2 {
+			hi = o.Windows[win].End
+		}
+		slack = min(slack, cumWait+max(0, hi-start))
+		if r != nil {
+			st := &r.Stops[k]
+			*st = Stop{Order: u, Arrival: arr, Start: start, Depart: start + o.ServiceS, Wait: start - arr,
+				LegDistance: p.Distance[from][u+1], LegTravel: leg, Window: win}
+			if !warp {
+				st.Late = late
+			}
+			r.Distance += st.LegDistance
+			r.DriveS += leg
+			r.Load += o.Demand
+			for d, l := range o.Loads {
+				r.Loads[d] += l
+			}
+		}
+		x = start + o.ServiceS
+		from = u + 1
+	}
+	x = rest(int(pl.leg[n]), x, n)
+	ret = x
+	if end := p.endLocation(v); end >= 0 {
+		ret += p.Duration[from][end]
+		if r != nil {
+			r.Distance += p.Distance[from][end]
+			r.DriveS += p.Duration[from][end]
+		}
+	}
+	if ret > veh.ShiftEnd {
+		tw += ret - veh.ShiftEnd
+		if warp {
+			ret = veh.ShiftEnd
+		}
+	}
+	if r != nil {
+		r.Return = ret
+	}
+	return tw, ret, min(slack, cumWait)
+}
+
+// serveLate is serveAt without time warp: the first window not closed by
+// t, or, when all have closed, at once and late after the last one's end.
+func serveLate(o *Order, t int) (start, win, late int) {
+	if len(o.Windows) < 2 {
+		start = max(t, o.WindowStart)
+		return start, 0, max(0, start-o.WindowEnd)
+	}
+	for k := range o.Windows {
+		if w := &o.Windows[k]; t <= w.End {
+			return max(t, w.Start), k, 0
+		}
+	}
+	last := len(o.Windows) - 1
+	return t, last, t - o.Windows[last].End
+}
+
+// schedule times vehicle v's route through seq as the search prices it:
+// the decisions with the least time warp, leaving as late as that allows
+// without returning later. It returns the time warp and the departure and
+// return; with r it fills r (with warp false, late stops start late
+// instead of warping back: Schedule's times).
+func (t *timer) schedule(v int, seq []int, r *Route, warp bool) (tw, depart, ret int) {
+	t.best(v, seq)
+	return t.leaveLate(v, seq, r, warp)
+}
+
+// leaveLate times the route by the decisions in t.plan, leaving as late
+// as returns at the same time (see replay's slack).
+func (t *timer) leaveLate(v int, seq []int, r *Route, warp bool) (tw, depart, ret int) {
+	start := t.p.Vehicles[v].ShiftStart
+	_, _, delay := t.replay(v, seq, start, warp, false, nil)
+	tw, ret, _ = t.replay(v, seq, start+delay, warp, true, r)
+	return tw, start + delay, ret
+}
+
+// baselinePlan fills t.plan the way a dispatcher takes breaks: at the
+// first place (the start location or a stop, after its service) where the
+// break may start, or earlier, waiting for it there, when the next leg
+// would end after its latest start; the breaks left after the last stop
+// are taken there.
+func (t *timer) baselinePlan(v int, seq []int) {
+	p := t.p
+	veh := &p.Vehicles[v]
+	n := len(seq)
+	pl := &t.plan
+	pl.leg = resizeKeep(pl.leg, n+1)
+	pl.at = resizeKeep(pl.at, n+1)
+	pl.win = resizeKeep(pl.win, n)
+	nb := len(veh.Breaks)
+	if n == 0 {
+		nb = 0
+	}
+	x, from, b := veh.ShiftStart, veh.Start, 0
+	for k := 0; k <= n; k++ {
+		pl.leg[k], pl.at[k] = 0, 0
+		for b < nb {
+			br := &veh.Breaks[b]
+			if k < n && x < br.Start && x+p.Duration[from][seq[k]+1] <= br.End-br.Duration {
+				break
+			}
+			x = max(x, br.Start) + br.Duration
+			pl.leg[k]++
+			b++
+		}
+		if k == n {
+			break
+		}
+		o := &p.Orders[seq[k]]
+		start, _, _ := serveLate(o, x+p.Duration[from][seq[k]+1])
+		x = start + o.ServiceS
+		from = seq[k] + 1
+	}
+}
