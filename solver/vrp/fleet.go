@@ -35,7 +35,8 @@ type fleetInfo struct {
 	// weight[u] is what leaving order u out costs the plan: its priority
 	// above every count of orders, plus one
 	weight  []int
-	dimLoad []float64 // scratch of evalExact
+	dimLoad     []float64 // scratch of evalExact
+	multiWindow []bool    // per order: it has several windows
 }
 
 // problemIsPlain reports whether p uses nothing beyond one window per
@@ -91,6 +92,10 @@ func (s *solver) initFleet() {
 		return
 	}
 	f.timer = timer{p: p}
+	f.multiWindow = make([]bool, s.n)
+	for u := range p.Orders {
+		f.multiWindow[u] = len(p.Orders[u].Windows) >= 2
+	}
 	f.compat = make([]bool, s.n*s.m)
 	for u := range p.Orders {
 		for v := range p.Vehicles {
@@ -146,8 +151,16 @@ func (s *solver) evalExact(v int, seq []int) exactRoute {
 	p := s.p
 	veh := &p.Vehicles[v]
 	var x exactRoute
-	tw, depart, ret := f.timer.schedule(v, seq, nil, true)
-	dur := ret - depart
+	var tw, dur int
+	if s.segmentsExact(v, seq) {
+		full := s.evalSeq(v, seq)
+		tw, dur = full.tw, full.dur
+	} else if s.obj == ObjectiveDistance && veh.MaxDuration == 0 {
+		tw, _ = f.timer.best(v, seq) // the departure does not matter
+	} else {
+		t, depart, ret := f.timer.schedule(v, seq, nil, true)
+		tw, dur = t, ret-depart
+	}
 	if veh.MaxDuration > 0 && dur > veh.MaxDuration {
 		tw += dur - veh.MaxDuration
 	}
@@ -185,6 +198,20 @@ func (s *solver) evalExact(v int, seq []int) exactRoute {
 		x.cost = float64(dist) + s.fixed[v]
 	}
 	return x
+}
+
+// segmentsExact reports whether the segments time vehicle v's route
+// through seq exactly: no breaks, one window per order.
+func (s *solver) segmentsExact(v int, seq []int) bool {
+	if len(s.p.Vehicles[v].Breaks) > 0 {
+		return false
+	}
+	for _, u := range seq {
+		if s.fleet.multiWindow[u] {
+			return false
+		}
+	}
+	return true
 }
 
 // feasible reports whether the route breaks nothing.

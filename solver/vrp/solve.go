@@ -231,7 +231,6 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 	if s.obj == ObjectiveDuration {
 		s.objLeg = legDur
 	}
-	dur, dist := p.Duration, p.Distance
 	openLoc := -1
 	for v := range p.Vehicles {
 		s.startLoc[v], s.endLoc[v] = p.Vehicles[v].Start, p.Vehicles[v].End
@@ -239,13 +238,12 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 			if openLoc < 0 {
 				openLoc = s.size
 				s.size++
-				dur, dist = withOpenEnd(dur), withOpenEnd(dist)
 			}
 			s.endLoc[v] = openLoc
 		}
 	}
 	var symmetric [2]bool
-	s.legs, s.legsIn, symmetric = packLegs(dur, dist)
+	s.legs, s.legsIn, symmetric = packLegs(p.Duration, p.Distance, s.size)
 	s.symmetric = symmetric[s.objLeg]
 	for u, o := range p.Orders {
 		s.demand[u] = o.Demand
@@ -306,17 +304,6 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 	return s
 }
 
-// withOpenEnd returns m with one more location, into and out of which
-// every leg is 0: where open routes end.
-func withOpenEnd(m [][]int) [][]int {
-	out := make([][]int, len(m)+1)
-	for a, row := range m {
-		out[a] = append(slices.Clip(row), 0)
-	}
-	out[len(m)] = make([]int, len(m)+1)
-	return out
-}
-
 // Fields of a leg.
 const (
 	legDur  = 0
@@ -329,12 +316,13 @@ type leg [2]int32
 
 // packLegs returns the flat leg matrix of the duration and distance
 // matrices, its transpose (the same slice when both are symmetric), and
-// which of the two matrices (by leg field) is symmetric.
-func packLegs(dur, dist [][]int) (legs, in []leg, symmetric [2]bool) {
-	size := len(dur)
+// which of the two matrices (by leg field) is symmetric. With size above
+// the matrices' the locations after theirs (where open routes end) have
+// legs of 0 into and out of them.
+func packLegs(dur, dist [][]int, size int) (legs, in []leg, symmetric [2]bool) {
 	legs = make([]leg, size*size)
-	for a := range size {
-		for b := range size {
+	for a := range dur {
+		for b := range dur {
 			legs[a*size+b] = leg{int32(dur[a][b]), int32(dist[a][b])}
 		}
 	}
