@@ -34,7 +34,7 @@ type fleetInfo struct {
 	norms []float64
 	// weight[u] is what leaving order u out costs the plan: its priority
 	// above every count of orders, plus one
-	weight  []int
+	weight      []int
 	dimLoad     []float64 // scratch of evalExact
 	multiWindow []bool    // per order: it has several windows
 }
