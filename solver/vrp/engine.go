@@ -159,5 +159,8 @@ func (s *solver) fork(k int) *solver {
 	f.bufA, f.bufB, f.list, f.ruined, f.touched, f.changed = nil, nil, nil, nil, nil, nil
 	f.trackChanged, f.queue, f.orders, f.routesBuf = false, nil, nil, nil
 	f.swap = swapCache{}
+	f.bufC, f.cands = nil, nil
+	f.fleet.timer = timer{p: s.p} // scratch of its own
+	f.fleet.dimLoad = make([]float64, len(s.fleet.dimLoad))
 	return &f
 }

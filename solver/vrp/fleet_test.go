@@ -116,7 +116,7 @@ func TestFleetPlansKeepEveryConstraint(t *testing.T) {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
 		t.Run(fmt.Sprintf("seed%d_n%d", seed, n), func(t *testing.T) {
-			sol, err := Solve(t.Context(), p, Options{TimeLimit: 20 * time.Second, Seed: int64(seed), MaxIterations: 150, Threads: 1})
+			sol, err := Solve(t.Context(), p, Options{TimeLimit: 20 * time.Second, Seed: int64(seed), MaxIterations: 150, Threads: 1 + int(seed%3)/2})
 			if err != nil {
 				t.Fatal(err)
 			}
