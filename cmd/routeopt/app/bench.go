@@ -22,7 +22,7 @@ import (
 func newBenchCommand() *cobra.Command {
 	var cfg bench.Config
 	var set, dir, instanceGlobs, out string
-	var realistic bool
+	var realistic, fleet bool
 	var summarize, ablate, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -38,9 +38,9 @@ rows of the set's bks.csv). The binary carries these sets; --set picks one:
 --dir reads a folder of files in the same format instead, with its bks.csv if
 there is one. With --summarize it only prints the joint summary of CSV files
 written before (for example by two processes that each ran half of a set).
-With --realistic it solves the 500-order city problem instead and reports the
-time to the first plan, the distance saving against the baseline and the peak
-memory. With --ablate it turns pieces of the solver off, for the ablation
+With --realistic it solves the 500-order city problem instead (with --fleet,
+with every fleet constraint on) and reports the time to the first plan, the
+distance saving against the baseline and the peak memory. With --ablate it turns pieces of the solver off, for the ablation
 table of docs/PERFORMANCE.md:
 
 ` + bench.AblationPieces(),
@@ -66,6 +66,9 @@ table of docs/PERFORMANCE.md:
 				return errors.New("--iterations applies to instance sets, not --realistic")
 			}
 			flags := cmd.Flags()
+			if fleet && !realistic {
+				return errors.New("--fleet applies to --realistic")
+			}
 			if realistic && (flags.Changed("set") || flags.Changed("dir") || flags.Changed("instances")) {
 				return errors.New("--set, --dir and --instances apply to instance sets, not --realistic")
 			}
@@ -77,7 +80,7 @@ table of docs/PERFORMANCE.md:
 				defer stop()
 			}
 			if realistic {
-				return bench.RunRealistic(ctx, cmd.OutOrStdout(), cfg.Seconds, cfg.Threads, cfg.Seed, cfg.Ablation)
+				return bench.RunRealistic(ctx, cmd.OutOrStdout(), fleet, cfg.Seconds, cfg.Threads, cfg.Seed, cfg.Ablation)
 			}
 			if cfg.Seconds <= 0 {
 				return errors.New("--seconds must be > 0")
@@ -128,6 +131,7 @@ table of docs/PERFORMANCE.md:
 	f.BoolVar(&cfg.CPUTime, "cpu-time", false, "count --seconds in process CPU time (all threads together), not wall-clock: for a busy machine")
 	f.StringVar(&summarize, "summarize", "", "comma-separated CSV files of earlier runs: print their joint summary and exit")
 	f.BoolVar(&realistic, "realistic", false, "run the 500-order city problem instead of an instance set")
+	f.BoolVar(&fleet, "fleet", false, "with --realistic: every fleet constraint on (breaks, several windows, skills, weight and volume, route limits, priorities, other starts and ends)")
 	f.IntVar(&cfg.Iterations, "iterations", 0, "stop each instance after this many iterations of the search, or at --seconds if that comes first: a fixed amount of work, reproducible with --seed (0 = no limit)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (pprof format, for go tool pprof)")
 	f.StringVar(&ablate, "ablate", "", "comma-separated pieces of the solver to turn off (listed above); empty = the full solver")

@@ -251,6 +251,29 @@ func TestRunSolomon(t *testing.T) {
 	}
 }
 
+// TestRealisticFleetValid: the 500-order problem with every fleet
+// constraint is valid, and its first plan keeps every constraint.
+func TestRealisticFleetValid(t *testing.T) {
+	p := RealisticFleet(1)
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	sol, err := vrp.Solve(t.Context(), p, vrp.Options{TimeLimit: time.Millisecond, Seed: 1, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sol.Routes) == 0 || len(sol.Unassigned) == len(p.Orders) {
+		t.Fatalf("first plan serves nothing: %d routes", len(sol.Routes))
+	}
+	breaks := 0
+	for _, r := range sol.Routes {
+		breaks += len(r.Breaks)
+	}
+	if breaks != len(sol.Routes) {
+		t.Errorf("%d breaks on %d routes, want one each", breaks, len(sol.Routes))
+	}
+}
+
 // TestRealisticValid: the 500-order problem is valid and solvable.
 func TestRealisticValid(t *testing.T) {
 	p := Realistic(1)
@@ -274,6 +297,17 @@ func BenchmarkFirstPlan500(b *testing.B) {
 		sol, err := vrp.Solve(context.Background(), p, vrp.Options{TimeLimit: time.Millisecond, Threads: 1})
 		if err != nil || len(sol.Unassigned) != 0 {
 			b.Fatalf("%v, %d unassigned", err, len(sol.Unassigned))
+		}
+	}
+}
+
+// BenchmarkFirstPlanFleet500 is BenchmarkFirstPlan500 with every fleet
+// constraint on (RealisticFleet).
+func BenchmarkFirstPlanFleet500(b *testing.B) {
+	p := RealisticFleet(1)
+	for b.Loop() {
+		if _, err := vrp.Solve(context.Background(), p, vrp.Options{TimeLimit: time.Millisecond, Threads: 1}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

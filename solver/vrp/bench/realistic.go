@@ -100,14 +100,18 @@ func peakMemory(f func()) (sys, heap uint64) {
 	return sys, heap
 }
 
-// RunRealistic solves Realistic(1): first with a 1 ms limit, which returns
-// the construction (the time to a first feasible plan), then with the full
-// limit, and prints the figures against the baseline with the peak memory.
+// RunRealistic solves Realistic(1), or RealisticFleet(1) with fleet:
+// first with a 1 ms limit, which returns the construction (the time to a
+// first feasible plan), then with the full limit, and prints the figures
+// against the baseline with the peak memory.
 // The baseline leaves orders unplanned when shifts run out, so the saving is
 // also given per served order. Both solves run with the pieces off turned
 // off (see ParseAblation).
-func RunRealistic(ctx context.Context, w io.Writer, seconds float64, threads int, seed int64, off ablation.Switches) error {
-	p := Realistic(1)
+func RunRealistic(ctx context.Context, w io.Writer, fleet bool, seconds float64, threads int, seed int64, off ablation.Switches) error {
+	p, what := Realistic(1), "realistic 500 orders, 20 vehicles (3 kinds)"
+	if fleet {
+		p, what = RealisticFleet(1), "realistic 500 orders, 20 vehicles (3 kinds), every fleet constraint on"
+	}
 	base, err := vrp.Baseline(p)
 	if err != nil {
 		return err
@@ -147,7 +151,7 @@ func RunRealistic(ctx context.Context, w io.Writer, seconds float64, threads int
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "realistic 500 orders, 20 vehicles (3 kinds)\n")
+	fmt.Fprintln(w, what)
 	fmt.Fprintf(w, "baseline:   served %d, routes %d, distance %d m, late stops %d\n", served(base), len(base.Routes), distance(base), late(base))
 	fmt.Fprintf(w, "first plan: served %d, routes %d, distance %d m, cost %.0f, in %v (CPU %v)\n", served(first), len(first.Routes), distance(first), first.Cost,
 		firstT.Round(time.Millisecond), firstCPU.Round(time.Millisecond))
