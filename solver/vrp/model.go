@@ -68,9 +68,10 @@ type Window struct {
 // Break is a rest a used vehicle must take: Duration seconds lying wholly
 // in [Start, End] (seconds since midnight). It is taken where the vehicle
 // is: at its start location before leaving, at a stop after the service,
-// or at a stop before the service while waiting for its window (the wait
-// counts towards the break). A vehicle takes its breaks in the order
-// listed; a vehicle without stops takes none.
+// at a stop before the service while waiting for its window (the wait
+// counts towards the break), or at the end location after the last leg
+// (then Return is the break's end). A vehicle takes its breaks in the
+// order listed; a vehicle without stops takes none.
 type Break struct {
 	Start, End int
 	Duration   int // seconds, > 0
@@ -202,7 +203,8 @@ type PlannedBreak struct {
 	Break      int // index into Vehicle.Breaks
 	Start, End int // seconds since midnight; End - Start is the break's Duration
 	// AfterStop is the number of stops served before the break: 0 before
-	// the first, len(Stops) after the last.
+	// the first, len(Stops) after the last (at the last stop, before the
+	// leg to the end location, or at the end location after it).
 	AfterStop int
 }
 

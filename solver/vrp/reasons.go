@@ -43,11 +43,11 @@ func try(p *Problem, v int, seq []int, enforceWindows bool) trial {
 	t := timer{p: p}
 	var x trial
 	if enforceWindows {
-		t.best(v, seq)
+		t.schedule(v, seq, &x.r, false)
 	} else {
 		t.baselinePlan(v, seq)
+		t.leaveLate(v, seq, &x.r, false)
 	}
-	t.leaveLate(v, seq, &x.r, false)
 	veh := &p.Vehicles[v]
 	if enforceWindows {
 		for _, s := range x.r.Stops {

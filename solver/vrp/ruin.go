@@ -316,7 +316,10 @@ func (s *solver) recreate(st *state, stopAt float64) bool {
 	default:
 		slices.SortStableFunc(list, func(a, b int) int { return cmp.Compare(s.width[a], s.width[b]) })
 	}
-	if s.fleet.priorities {
+	// With priorities, half the recreates take the higher priorities
+	// first; the others keep SISR's order, so that two orders of lower
+	// priority that together outweigh one that blocks them can come in.
+	if s.fleet.priorities && s.rng.IntN(2) == 0 {
 		slices.SortStableFunc(list, func(a, b int) int { return cmp.Compare(s.p.Orders[b].Priority, s.p.Orders[a].Priority) })
 	}
 	s.list = list

@@ -26,11 +26,11 @@ func (a *timingState) worse(tw, t int) bool {
 }
 
 // timingPlan is a route's timing decisions: where each break is taken and
-// which window each stop is served in. Position k is the gap before stop
-// k (k = len(seq): the gap before the end).
+// which window each stop is served in. Gap k is the leg to stop k and the
+// wait there (k = len(seq): the leg to the end location).
 type timingPlan struct {
-	// leg[k] breaks are taken before the leg of gap k, at[k] at stop k
-	// before its service (never for the end)
+	// leg[k] breaks are taken before the leg of gap k, at[k] after it:
+	// at stop k before its service, or at the end location
 	leg, at []int8
 	win     []int8 // per stop: index of the window served
 }
@@ -38,10 +38,10 @@ type timingPlan struct {
 // timer times routes; it holds scratch space, so each solver (and each
 // call of Schedule) has its own.
 type timer struct {
-	p     *Problem
-	dp    []timingState // (len(seq)+1) x (maxBreaks+1)
-	plan  timingPlan
-	start []int // per activity of replay: start, latest start and waiting before it (for the departure's slack)
+	p    *Problem
+	dp   []timingState // (len(seq)+1) x (maxBreaks+1)
+	plan timingPlan
+	wait int // the waiting of the last replay
 }
 
 // takeBreaks takes breaks from..to-1 of veh one after the other from time
@@ -92,6 +92,11 @@ func (p *Problem) endLocation(v int) int {
 // shift start, leaving the decisions in t.plan. It returns the time warp
 // and the return.
 func (t *timer) best(v int, seq []int) (tw, ret int) {
+	return t.bestFrom(v, seq, t.p.Vehicles[v].ShiftStart)
+}
+
+// bestFrom is best for a vehicle that leaves no earlier than depart.
+func (t *timer) bestFrom(v int, seq []int, depart int) (tw, ret int) {
 	p := t.p
 	veh := &p.Vehicles[v]
 	nb := len(veh.Breaks)
@@ -107,7 +112,7 @@ func (t *timer) best(v int, seq []int) (tw, ret int) {
 	for i := range dp {
 		dp[i] = timingState{}
 	}
-	dp[0] = timingState{t: veh.ShiftStart, ok: true}
+	dp[0] = timingState{t: depart, ok: true}
 	end := p.endLocation(v)
 	from := veh.Start
 	bestTW, bestRet, bestJ, bestLeg := 0, 0, -1, 0
@@ -121,14 +126,16 @@ func (t *timer) best(v int, seq []int) (tw, ret int) {
 			for j1 := j; j1 <= nb; j1++ {
 				t1, tw1 := takeBreaks(veh, j, j1, c.t, c.tw)
 				if k == n {
-					if j1 != nb {
+					// The breaks left are taken at the end location,
+					// after the leg (an open route has none: it ends
+					// at its last stop).
+					if end < 0 && j1 != nb {
 						continue
 					}
-					r := t1
+					r, tw2 := t1, tw1
 					if end >= 0 {
-						r += p.Duration[from][end]
+						r, tw2 = takeBreaks(veh, j1, nb, r+p.Duration[from][end], tw2)
 					}
-					tw2 := tw1
 					if r > veh.ShiftEnd {
 						tw2 += r - veh.ShiftEnd
 						r = veh.ShiftEnd
@@ -161,7 +168,7 @@ func (t *timer) best(v int, seq []int) (tw, ret int) {
 	pl.leg = resizeKeep(pl.leg, n+1)
 	pl.at = resizeKeep(pl.at, n+1)
 	pl.win = resizeKeep(pl.win, n)
-	pl.leg[n], pl.at[n] = int8(bestLeg), 0
+	pl.leg[n], pl.at[n] = int8(bestLeg), int8(nb-bestJ-bestLeg)
 	j := bestJ
 	for k := n; k > 0; k-- {
 		st := &dp[k*w+j]
@@ -271,7 +278,7 @@ func (t *timer) replay(v int, seq []int, depart int, warp, fixedWin bool, r *Rou
 	x = rest(int(pl.leg[n]), x, n)
 	ret = x
 	if end := p.endLocation(v); end >= 0 {
-		ret += p.Duration[from][end]
+		ret = rest(int(pl.at[n]), ret+p.Duration[from][end], n)
 		if r != nil {
 			r.Distance += p.Distance[from][end]
 			r.DriveS += p.Duration[from][end]
@@ -286,6 +293,7 @@ func (t *timer) replay(v int, seq []int, depart int, warp, fixedWin bool, r *Rou
 	if r != nil {
 		r.Return = ret
 	}
+	t.wait = cumWait
 	return tw, ret, min(slack, cumWait)
 }
 
@@ -311,8 +319,37 @@ func serveLate(o *Order, t int) (start, win, late int) {
 // return; with r it fills r (with warp false, late stops start late
 // instead of warping back: Schedule's times).
 func (t *timer) schedule(v int, seq []int, r *Route, warp bool) (tw, depart, ret int) {
-	t.best(v, seq)
-	return t.leaveLate(v, seq, r, warp)
+	veh := &t.p.Vehicles[v]
+	d := veh.ShiftStart
+	if tw, _ = t.bestFrom(v, seq, d); tw > 0 || len(seq) == 0 {
+		return t.leaveLate(v, seq, r, warp)
+	}
+	// ret(d), the earliest return of a departure at d, does not fall as d
+	// grows: it stays flat while the route waits somewhere (the duration
+	// ret(d) - d falls), rises with d once it waits nowhere, and jumps
+	// when a stop or a break can no longer start in time and moves to a
+	// later window or place. Each pass finds the end of the flat stretch
+	// that begins at d (replay's slack) and starts the next one a second
+	// later; the shortest route is at the end of one of them. A stretch
+	// ending without waiting left is as short as the route can be.
+	bestStart, bestD, bestDur := d, d, -1
+	for range 4 * (len(seq) + 2) * (len(veh.Breaks) + 2) {
+		_, ret, slack := t.replay(v, seq, d, true, false, nil)
+		if dur := ret - d - slack; bestDur < 0 || dur < bestDur {
+			bestStart, bestD, bestDur = d, d+slack, dur
+		}
+		if slack == t.wait {
+			break
+		}
+		d += slack + 1
+		if tw, _ = t.bestFrom(v, seq, d); tw > 0 {
+			break
+		}
+	}
+	t.bestFrom(v, seq, bestStart)
+	t.replay(v, seq, bestStart, warp, false, nil)
+	tw, ret, _ = t.replay(v, seq, bestD, warp, true, r)
+	return tw, bestD, ret
 }
 
 // leaveLate times the route by the decisions in t.plan, leaving as late
@@ -327,8 +364,9 @@ func (t *timer) leaveLate(v int, seq []int, r *Route, warp bool) (tw, depart, re
 // baselinePlan fills t.plan the way a dispatcher takes breaks: at the
 // first place (the start location or a stop, after its service) where the
 // break may start, or earlier, waiting for it there, when the next leg
-// would end after its latest start; the breaks left after the last stop
-// are taken there.
+// would end after its latest start; after the last stop, the breaks that
+// may start by the return are taken at the end location (for an open
+// route, at the last stop).
 func (t *timer) baselinePlan(v int, seq []int) {
 	p := t.p
 	veh := &p.Vehicles[v]
@@ -342,11 +380,16 @@ func (t *timer) baselinePlan(v int, seq []int) {
 		nb = 0
 	}
 	x, from, b := veh.ShiftStart, veh.Start, 0
+	end := p.endLocation(v)
 	for k := 0; k <= n; k++ {
 		pl.leg[k], pl.at[k] = 0, 0
+		next := end
+		if k < n {
+			next = seq[k] + 1
+		}
 		for b < nb {
 			br := &veh.Breaks[b]
-			if k < n && x < br.Start && x+p.Duration[from][seq[k]+1] <= br.End-br.Duration {
+			if next >= 0 && x < br.Start && x+p.Duration[from][next] <= br.End-br.Duration {
 				break
 			}
 			x = max(x, br.Start) + br.Duration
@@ -354,6 +397,7 @@ func (t *timer) baselinePlan(v int, seq []int) {
 			b++
 		}
 		if k == n {
+			pl.at[n] = int8(nb - b)
 			break
 		}
 		o := &p.Orders[seq[k]]

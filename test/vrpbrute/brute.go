@@ -131,7 +131,7 @@ func vehicleRoutes(p *vrp.Problem, v int) []best {
 // start, which tell whether it has a schedule at all.
 func consider(r *route, table []best, mask int, seq []int, lv []label, last, dist int) {
 	p, veh := r.p, r.veh
-	ret, from := r.finish(lv, last)
+	ret, from, _ := r.finish(lv, last)
 	if from < 0 {
 		return
 	}

@@ -400,8 +400,8 @@ func tiny(seed uint64) *vrp.Problem {
 
 // slowRoute is a route's shortest duration by trying everything: every
 // departure second, every window of every stop and every place for every
-// break (at the start, at each stop before or after its service), each
-// break taken as soon as the vehicle is at its place. It returns the
+// break (at the start, at each stop before or after its service, at the
+// end location), each break taken as soon as the vehicle is at its place. It returns the
 // duration and the distance, or false.
 func slowRoute(p *vrp.Problem, v int, seq []int) (int, int, bool) {
 	veh := p.Vehicles[v]
@@ -420,8 +420,12 @@ func slowRoute(p *vrp.Problem, v int, seq []int) (int, int, bool) {
 	if load > veh.Capacity || dim > veh.Capacities[0] {
 		return 0, 0, false
 	}
-	// place 0 is the start; 2j+1 stop j before its service, 2j+2 after it
-	places := 2*len(seq) + 1
+	// place 0 is the start; 2j+1 stop j before its service, 2j+2 after
+	// it; the last the end location (none for an open route)
+	places := 2*len(seq) + 2
+	if veh.OpenEnd {
+		places--
+	}
 	var placements [][]int
 	var place func(at []int, from int)
 	place = func(at []int, from int) {
@@ -498,6 +502,9 @@ func simulate(p *vrp.Problem, veh vrp.Vehicle, seq []int, d int, at []int, choic
 	}
 	if !veh.OpenEnd {
 		t += p.Duration[from][veh.End]
+		if !takeAt(2*len(seq) + 1) {
+			return 0, false
+		}
 	}
 	return t, true
 }

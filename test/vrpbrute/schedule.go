@@ -116,25 +116,37 @@ func pareto(ls []label) []label {
 }
 
 // finish closes a route whose last stop is at location last: the vehicle
-// takes its remaining breaks there and drives to its end location (no
-// leg on an open route). It returns the earliest return within the
-// shift, and the label it comes from, or -1.
-func (r *route) finish(ls []label, last int) (ret, from int) {
+// takes some of its remaining breaks there, drives to its end location
+// and takes the rest there (an open route has no leg and takes them all
+// at the last stop). It returns the earliest return within the shift, the
+// label it comes from (or -1), and how many breaks in all are taken by
+// the time the vehicle leaves the last stop.
+func (r *route) finish(ls []label, last int) (ret, from, split int) {
+	nb := len(r.veh.Breaks)
 	travel := 0
 	if !r.veh.OpenEnd {
 		travel = r.p.Duration[last][r.veh.End]
 	}
 	ret, from = 0, -1
 	for i, l := range ls {
-		t, ok := l.t, true
-		for k := l.k; k < len(r.veh.Breaks) && ok; k++ {
-			t, ok = takeBreak(r.veh.Breaks[k], t)
-		}
-		if ok && t+travel <= r.veh.ShiftEnd && (from < 0 || t+travel < ret) {
-			ret, from = t+travel, i
+		for m := l.k; m <= nb; m++ {
+			if r.veh.OpenEnd && m < nb {
+				continue
+			}
+			t, ok := l.t, true
+			for k := l.k; k < m && ok; k++ {
+				t, ok = takeBreak(r.veh.Breaks[k], t)
+			}
+			t += travel
+			for k := m; k < nb && ok; k++ {
+				t, ok = takeBreak(r.veh.Breaks[k], t)
+			}
+			if ok && t <= r.veh.ShiftEnd && (from < 0 || t < ret) {
+				ret, from, split = t, i, m
+			}
 		}
 	}
-	return ret, from
+	return ret, from, split
 }
 
 // levels runs the earliest schedule of seq from departure d, keeping the
@@ -168,7 +180,7 @@ func (r *route) returnFrom(seq []int, d int) (int, bool) {
 		from = o + 1
 	}
 	r.scratch[0], r.scratch[1] = cur, next
-	ret, at := r.finish(cur, r.lastLoc(seq))
+	ret, at, _ := r.finish(cur, r.lastLoc(seq))
 	return ret, at >= 0
 }
 
@@ -232,6 +244,10 @@ func (r *route) shortest(seq []int) (depart, ret int, ok bool) {
 	}
 	if !veh.OpenEnd {
 		t += r.p.Duration[from][veh.End]
+		places = append(places, t) // the end location, after the leg
+	}
+	for i, b := range veh.Breaks {
+		add(b.End, t+brk[i+1])
 	}
 	add(veh.ShiftEnd, t+brk[len(brk)-1])
 	slices.Sort(cands)
@@ -271,7 +287,7 @@ func (r *route) least(seq []int) int {
 func (r *route) build(seq []int, d int) vrp.Route {
 	p, veh := r.p, r.veh
 	lv := r.levels(seq, d)
-	ret, li := r.finish(lv[len(lv)-1], r.lastLoc(seq))
+	ret, li, split := r.finish(lv[len(lv)-1], r.lastLoc(seq))
 	out := vrp.Route{Vehicle: r.v, Depart: d, Return: ret, Stops: make([]vrp.Stop, len(seq))}
 	if len(p.Dimensions) > 0 {
 		out.Loads = make([]float64, len(p.Dimensions))
@@ -315,6 +331,9 @@ func (r *route) build(seq []int, d int) vrp.Route {
 	}
 	t := path[len(seq)].t
 	for k := path[len(seq)].k; k < len(veh.Breaks); k++ {
+		if k == split && !veh.OpenEnd {
+			t += p.Duration[from][veh.End] // the rest at the end location
+		}
 		b := veh.Breaks[k]
 		s := max(t, b.Start)
 		out.Breaks = append(out.Breaks, vrp.PlannedBreak{Break: k, Start: s, End: s + b.Duration, AfterStop: len(seq)})

@@ -162,6 +162,34 @@ func (g gap) holds(s, e int) bool {
 	return (s >= g.free && e <= g.leaveBy) || (s >= g.arrive && e <= g.start)
 }
 
+// legFits reports whether the leg of travel seconds to the end location
+// fits in the gap after the last stop (free from last): after the breaks
+// taken at the last stop and before those taken at the end location and
+// Return, for some split of the route's trailing breaks (in time order)
+// between the two places.
+func legFits(r *vrp.Route, last, travel int) bool {
+	var trail []vrp.PlannedBreak
+	for _, b := range r.Breaks {
+		if b.AfterStop == len(r.Stops) {
+			trail = append(trail, b)
+		}
+	}
+	for i := 0; i <= len(trail); i++ {
+		leave := last
+		if i > 0 {
+			leave = max(leave, trail[i-1].End)
+		}
+		by := r.Return
+		if i < len(trail) {
+			by = trail[i].Start
+		}
+		if leave+travel <= by {
+			return true
+		}
+	}
+	return false
+}
+
 // route checks one route and adds its figures to the report.
 func (c *checker) route(ri int, r *vrp.Route, served []bool) {
 	p, rep := c.p, c.rep
@@ -234,8 +262,15 @@ func (c *checker) route(ri int, r *vrp.Route, served []bool) {
 		endTravel, endDist = p.Duration[prevLoc][veh.End], p.Distance[prevLoc][veh.End]
 	}
 	// After the last stop the vehicle stands there until it leaves for the
-	// end location (or until Return, on an open route).
-	gaps = append(gaps, gap{free: last, leaveBy: r.Return - endTravel, arrive: r.Return, start: r.Return})
+	// end location (or until Return, on an open route), then at the end
+	// location until Return. The arrival there is not reported: a break
+	// may lie before the leg if it ends in time to drive back by Return,
+	// or after it if it starts no earlier than the earliest arrival; that
+	// the leg fits between the two kinds is checked below.
+	gaps = append(gaps, gap{free: last, leaveBy: r.Return - endTravel, arrive: last + endTravel, start: r.Return})
+	if veh.OpenEnd {
+		gaps[len(gaps)-1].arrive = r.Return
+	}
 	dist += endDist
 	drive += endTravel
 	trailing := c.breaks(name, veh, r, gaps)
@@ -243,8 +278,8 @@ func (c *checker) route(ri int, r *vrp.Route, served []bool) {
 		if want := max(last, trailing); r.Return != want {
 			c.addf("%s is open: returns at %d, want the end of its last service or trailing break, %d", name, r.Return, want)
 		}
-	} else if r.Return < max(last, trailing)+endTravel {
-		c.addf("%s returns at %d, before %d (leaving the last stop at %d and driving %d s to location %d)", name, r.Return, max(last, trailing)+endTravel, max(last, trailing), endTravel, veh.End)
+	} else if !legFits(r, last, endTravel) {
+		c.addf("%s returns at %d: leaving the last stop at %d, the %d s leg to location %d does not fit between its breaks there and at the end", name, r.Return, last, endTravel, veh.End)
 	}
 	if r.Return > veh.ShiftEnd {
 		c.addf("%s returns at %d, after its shift ends at %d", name, r.Return, veh.ShiftEnd)

@@ -99,6 +99,14 @@ func TestCheckSolutionAccepts(t *testing.T) {
 			r.Stops[1] = vrp.Stop{Order: 1, Arrival: 560, Start: 560, Depart: 610, LegDistance: 1000, LegTravel: 100, Window: 1, Late: 60}
 			r.Return = 810
 		}, CheckOptions{AllowLate: true}, Report{Routes: 2, Served: 3, Priority: 35, Distance: 6500, Duration: 520 + 320, Cost: 6600, Late: 1}},
+		{"a break at the end location", func(p *vrp.Problem, s *vrp.Solution) {
+			// leave order 1 at 250, back at the depot at 450, break
+			// 450-510 there: the route ends at 510
+			p.Vehicles[0].Breaks[0].End = 600
+			r := &s.Routes[0]
+			r.Breaks[0] = vrp.PlannedBreak{Break: 0, Start: 450, End: 510, AfterStop: 2}
+			r.Return = 510
+		}, CheckOptions{}, Report{Routes: 2, Served: 3, Priority: 35, Distance: 6500, Duration: 510 + 320, Cost: 6600}},
 		{"an open route's trailing break", func(p *vrp.Problem, s *vrp.Solution) {
 			p.Vehicles[1].Breaks = []vrp.Break{{Start: 320, End: 400, Duration: 30}}
 			r := &s.Routes[1]
@@ -192,7 +200,11 @@ func TestCheckSolutionRejects(t *testing.T) {
 		// the shift
 		{"departure before the shift", func(p *vrp.Problem, _ *vrp.Solution) { p.Vehicles[0].ShiftStart = 10 }, CheckOptions{}, "departs at 0, before its shift starts at 10"},
 		{"return after the shift", func(p *vrp.Problem, _ *vrp.Solution) { p.Vehicles[0].ShiftEnd = 550 }, CheckOptions{}, "after its shift ends at 550"},
-		{"return before the last leg ends", func(_ *vrp.Problem, s *vrp.Solution) { route0(s).Return = 550 }, CheckOptions{}, "returns at 550, before 560"},
+		{"return before the last leg ends", func(_ *vrp.Problem, s *vrp.Solution) { route0(s).Return = 550 }, CheckOptions{}, "returns at 550: leaving the last stop at 250, the 200 s leg"},
+		{"a break at the end location before the arrival", func(_ *vrp.Problem, s *vrp.Solution) {
+			route0(s).Breaks[0] = vrp.PlannedBreak{Break: 0, Start: 400, End: 460, AfterStop: 2}
+			route0(s).Return = 460
+		}, CheckOptions{}, "the 200 s leg to location 0 does not fit between its breaks"},
 		{"open route returns later", func(_ *vrp.Problem, s *vrp.Solution) { s.Routes[1].Return = 330 }, CheckOptions{}, "is open: returns at 330, want"},
 		// loads
 		{"capacity", func(p *vrp.Problem, _ *vrp.Solution) { p.Vehicles[0].Capacity = 4.99 }, CheckOptions{}, "carries 5, above its capacity 4.99"},
