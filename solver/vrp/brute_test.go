@@ -169,3 +169,30 @@ func pick(m [][]int, keep []int) [][]int {
 	}
 	return out
 }
+
+// TestFleetPlansPassTheChecker: on larger problems mixing every
+// constraint, the plans of both strategies pass the independent checker
+// and every unassigned reason holds by recomputation.
+func TestFleetPlansPassTheChecker(t *testing.T) {
+	for seed := range uint64(12) {
+		n, m := 20+int(seed%3)*30, 3+int(seed%4)*2
+		p := vrpbrute.Random(1000+seed, n, m)
+		t.Run(fmt.Sprintf("seed%d_n%d_m%d", seed, n, m), func(t *testing.T) {
+			sol, err := vrp.Solve(t.Context(), p, vrp.Options{TimeLimit: 30 * time.Second, Seed: int64(seed), MaxIterations: 200, Threads: 1 + int(seed%2)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bench.CheckSolution(p, sol, bench.CheckOptions{}); err != nil {
+				t.Fatalf("the solver's plan fails the checker: %v", err)
+			}
+			checkReasons(t, p, sol)
+			base, err := vrp.Baseline(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bench.CheckSolution(p, base, bench.CheckOptions{AllowLate: true}); err != nil {
+				t.Fatalf("the baseline's plan fails the checker: %v", err)
+			}
+		})
+	}
+}
