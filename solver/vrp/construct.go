@@ -29,6 +29,13 @@ func (s *solver) construct(st *state) {
 	inf := math.Inf(1)
 	insCost := make([]float64, s.n*m) // best delta of inserting u into used route v
 	insPos := make([]int32, s.n*m)
+	// Where the problem needs exact evaluation, the cache holds the
+	// segments' bounds (exactIns false) until an order is chosen by them:
+	// then its option is timed exactly, and the choice made again.
+	var exactIns []bool
+	if s.fleet.exact {
+		exactIns = make([]bool, s.n*m)
+	}
 	emptyLeft := make([]int, nt)
 	var used []int
 	for v := range st.routes {
@@ -86,6 +93,14 @@ func (s *solver) construct(st *state) {
 		if bestIdx < 0 {
 			return // the rest fits nowhere
 		}
+		if u := pending[bestIdx]; exactIns != nil && bestV >= 0 && !exactIns[u*m+bestV] {
+			i := u*m + bestV
+			insCost[i], exactIns[i] = inf, true
+			if q, d := s.bestInRoute(st, u, bestV, 0, inf); q >= 0 {
+				insCost[i], insPos[i] = d, int32(q)
+			}
+			continue
+		}
 		u := pending[bestIdx]
 		pending[bestIdx] = pending[len(pending)-1]
 		pending = pending[:len(pending)-1]
@@ -105,6 +120,9 @@ func (s *solver) construct(st *state) {
 			// where x fitted, and a new one, are evaluated again.
 			if opened || insCost[x*m+v] < inf {
 				s.cacheInsertion(st, x, v, insCost, insPos)
+				if exactIns != nil {
+					exactIns[x*m+v] = false
+				}
 			}
 		}
 	}
@@ -115,13 +133,7 @@ func (s *solver) cacheInsertion(st *state, u, v int, insCost []float64, insPos [
 	r := s.fresh(st, v)
 	i := u*s.m + v
 	insCost[i] = math.Inf(1)
-	if s.fleet.exact {
-		if q, d := s.bestInRoute(st, u, v, 0, math.Inf(1)); q >= 0 {
-			insCost[i], insPos[i] = d, int32(q)
-		}
-		return
-	}
-	if !fitsCapacity(st.load[v]+s.demand[u], s.capacity[v]) {
+	if !fitsCapacity(st.load[v]+s.demand[u], s.capacity[v]) || s.fleet.exact && !s.mayInsert(r, u, v) {
 		return
 	}
 	su := s.single[u]
@@ -150,7 +162,7 @@ func (s *solver) cacheInsertion(st *state, u, v int, insCost []float64, insPos [
 			break // u is reached too late; later positions reach it later still (triangle inequality)
 		}
 		full := s.merge(&x, &r.tail[q])
-		if full.tw > 0 {
+		if full.tw > 0 || s.fleet.exact && !s.limitsAllow(v, &full) {
 			continue
 		}
 		if d := s.cost(v, &full) - r.cost; d < insCost[i] {

@@ -157,6 +157,8 @@ func (s *solver) evalExact(v int, seq []int) exactRoute {
 		tw, dur = full.tw, full.dur
 	} else if s.obj == ObjectiveDistance && veh.MaxDuration == 0 {
 		tw, _ = f.timer.best(v, seq) // the departure does not matter
+	} else if s.obj == ObjectiveDistance && f.timer.withinLimit(v, seq) {
+		tw = 0 // on time and short enough: the departure does not matter
 	} else {
 		t, depart, ret := f.timer.schedule(v, seq, nil, true)
 		tw, dur = t, ret-depart
@@ -332,13 +334,26 @@ func (s *solver) bestInRoute(st *state, u, v int, blink, limit float64) (q int, 
 	}
 	r := s.fresh(st, v)
 	k := len(r.seq)
+	lo, hi := 0, k
+	if !s.soft {
+		// What the segments and the loads rule out in O(1) per position
+		// needs no timing: the stops, the loads, the windows (merged
+		// into one per order, see windowRange), the metres (exact in the
+		// segments) and the duration (a lower bound there).
+		if !s.mayInsert(r, u, v) {
+			return q, 0
+		}
+		if lo, hi = windowRange(r, &s.single[u]); lo > hi {
+			return q, 0
+		}
+	}
 	cands := s.cands[:0]
-	for p := 0; p <= k; p++ {
+	for p := lo; p <= hi; p++ {
 		if blink > 0 && s.blinked(blink) {
 			continue
 		}
 		full := s.merge3(&r.pre[p], &s.single[u], &r.tail[p])
-		if !s.admits(v, &full) {
+		if !s.admits(v, &full) || !s.soft && !s.limitsAllow(v, &full) {
 			continue
 		}
 		if lb := s.pcost(v, &full) - r.cost; lb < limit {
@@ -362,6 +377,39 @@ func (s *solver) bestInRoute(st *state, u, v int, blink, limit float64) (q int, 
 		}
 	}
 	return q, delta
+}
+
+// limitsAllow reports whether full, a route of vehicle v, may keep its
+// limits of metres (exact in the segments) and duration (a lower bound).
+func (s *solver) limitsAllow(v int, full *seg) bool {
+	veh := &s.p.Vehicles[v]
+	return (veh.MaxDistance == 0 || full.sums[legDist] <= veh.MaxDistance) && (veh.MaxDuration == 0 || full.dur <= veh.MaxDuration)
+}
+
+// mayInsert reports whether order u may join route r of vehicle v as far
+// as its skills, the stops limit and the load dimensions tell.
+func (s *solver) mayInsert(r *route, u, v int) bool {
+	veh := &s.p.Vehicles[v]
+	return s.fleet.compat[u*s.m+v] && (veh.MaxStops == 0 || len(r.seq) < veh.MaxStops) && s.roomInDims(r, u, v)
+}
+
+// roomInDims reports whether route r of vehicle v has room for order u in
+// every load dimension.
+func (s *solver) roomInDims(r *route, u, v int) bool {
+	f := &s.fleet
+	for d := range f.dims {
+		l := f.loads[u*f.dims+d]
+		if l == 0 {
+			continue
+		}
+		for _, w := range r.seq {
+			l += f.loads[w*f.dims+d]
+		}
+		if !fitsCapacity(l, f.capacities[v*f.dims+d]) {
+			return false
+		}
+	}
+	return true
 }
 
 // bestInsertionExact is bestInsertion where the problem needs exact

@@ -361,6 +361,18 @@ func (t *timer) leaveLate(v int, seq []int, r *Route, warp bool) (tw, depart, re
 	return tw, start + delay, ret
 }
 
+// withinLimit reports whether vehicle v's route through seq is on time
+// and no longer than its MaxDuration when it leaves as late as returns at
+// the earliest: one timing, where the shortest departure (schedule) may
+// take several.
+func (t *timer) withinLimit(v int, seq []int) bool {
+	if tw, _ := t.best(v, seq); tw > 0 {
+		return false
+	}
+	tw, depart, ret := t.leaveLate(v, seq, nil, true)
+	return tw == 0 && ret-depart <= t.p.Vehicles[v].MaxDuration
+}
+
 // baselinePlan fills t.plan the way a dispatcher takes breaks: at the
 // first place (the start location or a stop, after its service) where the
 // break may start, or earlier, waiting for it there, when the next leg
