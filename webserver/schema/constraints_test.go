@@ -68,7 +68,7 @@ func TestDecodeFleetConstraints(t *testing.T) {
 	order := func(fields string) string { return withOrder(`{"id":"o","address":"x"` + fields + `}`) }
 	vehicle := func(fields string) string { return withVehicle(`{"id":"v","capacity":1` + fields + `}`) }
 	fleet := func(fields string) string { return withFleet(`{"count":1,"capacity":1` + fields + `}`) }
-	skills10 := repeatJSON(`"`+s("é", 38)+`%d"`, 10)
+	skills10 := repeatJSON(`"`+s("é", 39)+`%d"`, 10) // 40 characters each
 	fourDims := `{"a":0,"b":1000000,"` + s("n", 40) + `":"5","d":true}`
 	fourCaps := `{"a":1000000,"b":0.001,"` + s("n", 40) + `":1,"d":1}`
 
@@ -189,6 +189,8 @@ func TestDecodeFleetConstraints(t *testing.T) {
 			gt0(`["body","vehicles",0,"capacities","kg"]`, `0`),
 			leF(`["body","vehicles",0,"capacities","l"]`, "1000000", ``),
 		}},
+		{name: "five capacities", body: vehicle(`,"capacities":{"a":1,"b":1,"c":1,"d":1,"e":1}`), wants: []want{
+			{`["body","vehicles",0,"capacities"]`, "too_long", "Dictionary should have at most 4 items after validation, not 5", `{"field_type":"Dictionary","max_length":4,"actual_length":5}`, ""}}},
 		{name: "fleet capacities empty", body: fleet(`,"capacities":{}`), wants: []want{{`["body","fleet","capacities"]`, "too_short", "Dictionary should have at least 1 item after validation, not 0", `{"field_type":"Dictionary","min_length":1,"actual_length":0}`, `{}`}}},
 		{name: "fleet capacities not an object", body: fleet(`,"capacities":"kg"`), wants: []want{{`["body","fleet","capacities"]`, "dict_type", dictType, "", `"kg"`}}},
 
