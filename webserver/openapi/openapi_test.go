@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -141,6 +142,17 @@ func TestSchemas(t *testing.T) {
 	valid := `{"name": null, "depot": {"label": "Depot", "latitude": 52.52, "longitude": 13.405},
 	  "orders": [{"id": "A-1", "latitude": 52.53, "longitude": 13.38, "time_window_start": "09:00", "time_window_end": "12:00", "address": null}],
 	  "fleet": {"count": 2, "capacity": 8}, "vehicles": null, "options": {"solver_seconds": null}}`
+	constrained := `{"depot": {"latitude": 52.52, "longitude": 13.405},
+	  "orders": [{"id": "A-1", "latitude": 52.53, "longitude": 13.38, "time_windows": [{"start": "09:00", "end": "10:00"}],
+	    "skills": ["fridge"], "loads": {"weight_kg": 120}, "priority": 100}],
+	  "fleet": {"count": 2, "capacity": 8, "skills": ["fridge"], "capacities": {"weight_kg": 1000},
+	    "breaks": [{"start": "12:00", "end": "13:00", "minutes": 30}], "max_duration_minutes": 480,
+	    "max_distance_km": 250.5, "max_stops": 40, "start": {"address": "Yard Street 1"}, "end": null, "open_end": true}}`
+	route := `{"vehicle_ref": "van-1", "driver_name": null, "depart_s": 28800, "return_s": 36000, "distance_m": 1200, "load": 1, "capacity": 8,
+	  "loads": {"weight_kg": 120}, "capacities": {"weight_kg": 1000}, "start": {"latitude": 52.5, "longitude": 13.4, "address": ""},
+	  "end": {"latitude": 52.4, "longitude": 13.3, "address": "Home Street 1"}, "breaks": [{"start_s": 43200, "end_s": 45000, "after_seq": 0}], "stops": []}`
+	order := func(m map[string]any) map[string]any { return m["orders"].([]any)[0].(map[string]any) }
+	fleet := func(m map[string]any) map[string]any { return m["fleet"].(map[string]any) }
 	tests := []struct {
 		schema string
 		body   string
@@ -165,6 +177,30 @@ func TestSchemas(t *testing.T) {
 		{"OptimizationIn", valid, func(m map[string]any) { m["orders"] = []any{} }, false},
 		{"OptimizationIn", valid, func(m map[string]any) { m["options"] = map[string]any{"strategy": "fastest"} }, false},
 		{"OptimizationIn", valid, func(m map[string]any) { m["depot"].(map[string]any)["extra"] = true }, false},
+		{"OptimizationIn", constrained, nil, true},
+		{"OptimizationIn", constrained, func(m map[string]any) { order(m)["loads"] = map[string]any{"": 1} }, false},
+		{"OptimizationIn", constrained, func(m map[string]any) { order(m)["loads"] = map[string]any{} }, false},
+		{"OptimizationIn", constrained, func(m map[string]any) {
+			order(m)["loads"] = map[string]any{"a": 1, "b": 1, "c": 1, "d": 1, "e": 1}
+		}, false},
+		{"OptimizationIn", constrained, func(m map[string]any) { order(m)["priority"] = nil }, false},
+		{"OptimizationIn", constrained, func(m map[string]any) { order(m)["time_windows"] = []any{} }, false},
+		{"OptimizationIn", constrained, func(m map[string]any) { order(m)["skills"] = []any{""} }, false},
+		{"OptimizationIn", constrained, func(m map[string]any) { fleet(m)["capacities"] = map[string]any{"weight_kg": 0} }, false},
+		{"OptimizationIn", constrained, func(m map[string]any) { fleet(m)["breaks"].([]any)[0].(map[string]any)["minutes"] = 481 }, false},
+		{"OptimizationIn", constrained, func(m map[string]any) { fleet(m)["max_distance_km"] = 0 }, false},
+		{"OptimizationIn", constrained, func(m map[string]any) { fleet(m)["open_end"] = nil }, false},
+		{"OptimizationIn", constrained, func(m map[string]any) { fleet(m)["start"] = map[string]any{"city": "Berlin"} }, false},
+		{"OptimizationIn", constrained, func(m map[string]any) {
+			m["vehicles"] = []any{map[string]any{"id": "v", "capacity": 1, "capacities": map[string]any{"weight_kg": 1}, "end": nil, "max_stops": 500}}
+			m["fleet"] = nil
+		}, true},
+		{"Route", route, nil, true},
+		{"Route", route, func(m map[string]any) { m["end"] = nil }, true},
+		{"Route", route, func(m map[string]any) { m["start"] = nil }, false},
+		{"Route", route, func(m map[string]any) { m["breaks"] = []any{map[string]any{"start_s": 1, "end_s": 2}} }, false},
+		{"Unassigned", `{"order_ref": "A-1", "reason": "skills_missing", "message": "no vehicle has the skill fridge"}`, nil, true},
+		{"Unassigned", `{"order_ref": "A-1", "reason": "route_limit", "message": "every vehicle is at max_stops"}`, nil, true},
 		{"HTTPValidationError", `{"detail": [{"type": "missing", "loc": ["body", "orders", 0, "id"], "msg": "Field required", "input": {}}]}`, nil, true},
 		{"HTTPValidationError", `{"detail": [{"type": "missing", "loc": ["cookie"], "msg": "Field required", "input": {}}]}`, nil, false},
 		{"Error", `{"error": {"code": "not_found", "message": "x", "fields": null}}`, nil, true},
@@ -327,8 +363,49 @@ func TestDocumentMatchesCode(t *testing.T) {
 	if m := schemas["VehicleIn"].Value.Properties["capacity"].Value.Max; m == nil || *m != schema.MaxQuantity {
 		t.Errorf("capacity maximum %v, code %v", m, schema.MaxQuantity)
 	}
+	for _, b := range []struct {
+		field string
+		got   *uint64
+		want  int
+	}{
+		{"OrderIn.time_windows maxItems", schemas["OrderIn"].Value.Properties["time_windows"].Value.MaxItems, schema.MaxTimeWindows},
+		{"OrderIn.skills maxItems", schemas["OrderIn"].Value.Properties["skills"].Value.MaxItems, schema.MaxSkills},
+		{"OrderIn.skills[] maxLength", schemas["OrderIn"].Value.Properties["skills"].Value.Items.Value.MaxLength, schema.MaxNameLength},
+		{"OrderIn.loads maxProperties", schemas["OrderIn"].Value.Properties["loads"].Value.MaxProps, schema.MaxDimensions},
+		{"OrderIn.loads names maxLength", schemas["OrderIn"].Value.Properties["loads"].Value.PropertyNames.Value.MaxLength, schema.MaxNameLength},
+		{"VehicleIn.skills maxItems", schemas["VehicleIn"].Value.Properties["skills"].Value.MaxItems, schema.MaxSkills},
+		{"VehicleIn.capacities maxProperties", schemas["VehicleIn"].Value.Properties["capacities"].Value.MaxProps, schema.MaxDimensions},
+		{"VehicleIn.breaks maxItems", schemas["VehicleIn"].Value.Properties["breaks"].Value.MaxItems, schema.MaxBreaks},
+	} {
+		if b.got == nil || int(*b.got) != b.want {
+			t.Errorf("%s %v, code %d", b.field, b.got, b.want)
+		}
+	}
+	for _, b := range []struct {
+		field string
+		got   *float64
+		want  float64
+	}{
+		{"OrderIn.priority maximum", schemas["OrderIn"].Value.Properties["priority"].Value.Max, schema.MaxPriority},
+		{"BreakIn.minutes maximum", schemas["BreakIn"].Value.Properties["minutes"].Value.Max, schema.MaxBreakMinutes},
+		{"VehicleIn.max_duration_minutes maximum", schemas["VehicleIn"].Value.Properties["max_duration_minutes"].Value.Max, schema.MaxDurationMinutes},
+		{"VehicleIn.max_distance_km maximum", schemas["VehicleIn"].Value.Properties["max_distance_km"].Value.Max, schema.MaxDistanceKm},
+		{"VehicleIn.max_stops maximum", schemas["VehicleIn"].Value.Properties["max_stops"].Value.Max, schema.MaxStops},
+	} {
+		if b.got == nil || *b.got != b.want {
+			t.Errorf("%s %v, code %v", b.field, b.got, b.want)
+		}
+	}
+	// A fleet's constraints are a vehicle's, for each of its vehicles.
+	for _, name := range []string{"skills", "capacities", "breaks", "max_duration_minutes", "max_distance_km", "max_stops", "start", "end", "open_end"} {
+		v, f := schemas["VehicleIn"].Value.Properties[name], schemas["FleetIn"].Value.Properties[name]
+		if v == nil || f == nil || !reflect.DeepEqual(v.Value, f.Value) {
+			t.Errorf("VehicleIn.%s and FleetIn.%s differ", name, name)
+		}
+	}
 	defaults := map[string]any{
 		"OrderIn.demand": schema.DefaultDemand, "OrderIn.service_minutes": schema.DefaultServiceMinutes,
+		"OrderIn.priority": 0, "VehicleIn.open_end": false, "FleetIn.open_end": false,
 		"FleetIn.shift_start": schema.DefaultShiftStart, "FleetIn.shift_end": schema.DefaultShiftEnd,
 		"VehicleIn.shift_start": schema.DefaultShiftStart, "VehicleIn.shift_end": schema.DefaultShiftEnd,
 		"FleetIn.name_prefix": schema.DefaultNamePrefix, "OptionsIn.strategy": schema.DefaultStrategy,
