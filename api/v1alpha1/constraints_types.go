@@ -58,9 +58,9 @@ type DimensionCapacity struct {
 
 // Break is a rest a used vehicle takes: minutes long, lying wholly between
 // start and end, inside the shift. It is taken where the vehicle is: at its
-// start before leaving, at a stop after the service, or at a stop while
-// waiting for the window to open (the wait counts towards it). A vehicle
-// without stops takes none.
+// start before leaving, at a stop after the service, at a stop while
+// waiting for the window to open (the wait counts towards it), or at its
+// end after the last leg. A vehicle without stops takes none.
 type Break struct {
 	// start is the earliest the break may begin, HH:MM.
 	// +required
