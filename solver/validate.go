@@ -2,6 +2,7 @@ package solver
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -43,7 +44,9 @@ func ValidateSpec(spec *v1alpha1.OptimizationSpec) *record.Failure {
 			v.add(name + ": needs an address or both latitude and longitude")
 		}
 		v.window(name, "time window", o.TimeWindowStart, o.TimeWindowEnd)
+		v.timeWindows(name, o)
 	}
+	dims := orderDimensions(spec.Orders)
 	v.unique("order", len(spec.Orders), func(i int) string { return spec.Orders[i].ID })
 
 	switch hasVehicles, hasFleet := spec.Vehicles != nil, spec.Fleet != nil; {
@@ -59,6 +62,7 @@ func ValidateSpec(spec *v1alpha1.OptimizationSpec) *record.Failure {
 		name := v.item("vehicle", i, veh.ID)
 		start, end := veh.Shift()
 		v.window(name, "shift", &start, &end)
+		v.constraints(name, &veh.VehicleConstraints, start, end, dims)
 	}
 	v.unique("vehicle", len(spec.Vehicles), func(i int) string { return spec.Vehicles[i].ID })
 	if f := spec.Fleet; f != nil {
@@ -67,8 +71,99 @@ func ValidateSpec(spec *v1alpha1.OptimizationSpec) *record.Failure {
 		if f.Count < 1 {
 			v.add(fmt.Sprintf("the fleet: count %d is not at least 1", f.Count))
 		}
+		v.constraints("the fleet", &f.VehicleConstraints, start, end, dims)
 	}
 	return v.failure()
+}
+
+// timeWindows checks an order's timeWindows: HH:MM, each in order, each
+// after the previous one, and not beside timeWindowStart/End.
+func (v *validation) timeWindows(name string, o *v1alpha1.Order) {
+	if len(o.TimeWindows) == 0 {
+		return
+	}
+	if o.TimeWindowStart != nil || o.TimeWindowEnd != nil {
+		v.add(name + ": give timeWindows or timeWindowStart/timeWindowEnd, not both")
+	}
+	prevEnd := ""
+	for k, w := range o.TimeWindows {
+		what := fmt.Sprintf("time window %d", k+1)
+		before := len(v.problems)
+		v.window(name, what, &w.Start, &w.End)
+		if len(v.problems) == before && prevEnd != "" && w.Start <= prevEnd {
+			v.add(fmt.Sprintf("%s: %s starts at %s, not after the previous window ends at %s", name, what, w.Start, prevEnd))
+		}
+		prevEnd = w.End
+	}
+}
+
+// constraints checks a vehicle's (or the fleet's) breaks against each other
+// and its shift, its start and end, and that it has a capacity in every
+// dimension the orders' loads name.
+func (v *validation) constraints(name string, c *v1alpha1.VehicleConstraints, shiftStart, shiftEnd string, dims []string) {
+	var prev *v1alpha1.Break
+	for k := range c.Breaks {
+		b := &c.Breaks[k]
+		what := fmt.Sprintf("break %d", k+1)
+		before := len(v.problems)
+		v.window(name, what, &b.Start, &b.End)
+		if len(v.problems) > before {
+			continue
+		}
+		s, _ := plan.ParseClock(b.Start)
+		e, _ := plan.ParseClock(b.End)
+		if s+int(b.Minutes)*60 > e {
+			v.add(fmt.Sprintf("%s: %s of %d minutes does not fit %s–%s", name, what, b.Minutes, b.Start, b.End))
+		}
+		if b.Start < shiftStart || b.End > shiftEnd {
+			v.add(fmt.Sprintf("%s: %s %s–%s is not inside the shift %s–%s", name, what, b.Start, b.End, shiftStart, shiftEnd))
+		}
+		if prev != nil && (b.Start < prev.Start || b.End < prev.End) {
+			v.add(fmt.Sprintf("%s: %s starts or ends before the break before it", name, what))
+		}
+		prev = b
+	}
+	for _, l := range []struct {
+		what string
+		at   *v1alpha1.Location
+	}{{"start", c.Start}, {"end", c.End}} {
+		if l.at == nil {
+			continue
+		}
+		switch v1alpha1.CheckLocation(l.at.Address, l.at.Latitude, l.at.Longitude) {
+		case v1alpha1.LocationUnpaired:
+			v.add(fmt.Sprintf("%s: %s latitude and longitude must be given together", name, l.what))
+		case v1alpha1.LocationMissing:
+			v.add(fmt.Sprintf("%s: %s needs an address or both latitude and longitude", name, l.what))
+		}
+	}
+	if c.End != nil && c.OpenEnd != nil && *c.OpenEnd {
+		v.add(name + ": give end or openEnd, not both")
+	}
+	for _, d := range dims {
+		found := false
+		for _, cap := range c.Capacities {
+			found = found || cap.Name == d
+		}
+		if !found {
+			v.add(fmt.Sprintf("%s: no capacity in %q, which orders' loads name", name, d))
+		}
+	}
+}
+
+// orderDimensions is the sorted set of dimension names the orders' loads
+// use.
+func orderDimensions(orders []v1alpha1.Order) []string {
+	var out []string
+	for i := range orders {
+		for _, l := range orders[i].Loads {
+			if !slices.Contains(out, l.Name) {
+				out = append(out, l.Name)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // validation collects problems in spec order.

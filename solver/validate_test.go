@@ -120,6 +120,68 @@ func TestValidateSpec(t *testing.T) {
 			mutate: func(s *v1alpha1.OptimizationSpec) { s.Vehicles = []v1alpha1.Vehicle{} },
 			want:   []string{"vehicles is empty"},
 		},
+		"valid fleet constraints": {mutate: func(s *v1alpha1.OptimizationSpec) {
+			s.Orders[0].TimeWindowStart, s.Orders[0].TimeWindowEnd = nil, nil
+			s.Orders[0].TimeWindows = []v1alpha1.TimeWindow{{Start: "09:00", End: "10:00"}, {Start: "14:00", End: "16:00"}}
+			s.Orders[0].Loads = []v1alpha1.DimensionLoad{{Name: "weight_kg", Value: 12}}
+			s.Vehicles[0].Capacities = []v1alpha1.DimensionCapacity{{Name: "weight_kg", Value: 500}}
+			s.Vehicles[0].Breaks = []v1alpha1.Break{{Start: "11:00", End: "13:00", Minutes: 30}, {Start: "15:00", End: "16:00", Minutes: 15}}
+			s.Vehicles[0].Start = &v1alpha1.Location{Address: ptr.To("Alexanderplatz 1, Berlin")}
+			s.Vehicles[0].OpenEnd = ptr.To(true)
+		}},
+		"time windows beside the single window": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Orders[0].TimeWindows = []v1alpha1.TimeWindow{{Start: "09:00", End: "10:00"}}
+			},
+			want: []string{`order "A-1": give timeWindows or timeWindowStart/timeWindowEnd, not both`},
+		},
+		"time windows overlapping": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Orders[1].TimeWindows = []v1alpha1.TimeWindow{{Start: "09:00", End: "10:00"}, {Start: "10:00", End: "11:00"}}
+			},
+			want: []string{`order "A-17": time window 2 starts at 10:00, not after the previous window ends at 10:00`},
+		},
+		"time window of several reversed": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Orders[1].TimeWindows = []v1alpha1.TimeWindow{{Start: "11:00", End: "10:00"}}
+			},
+			want: []string{`order "A-17": time window 1 11:00–10:00 ends before it starts`},
+		},
+		"break too long for its window": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Vehicles[0].Breaks = []v1alpha1.Break{{Start: "12:00", End: "12:20", Minutes: 30}}
+			},
+			want: []string{`vehicle "v1": break 1 of 30 minutes does not fit 12:00–12:20`},
+		},
+		"break outside the shift": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Vehicles[0].Breaks = []v1alpha1.Break{{Start: "17:30", End: "18:30", Minutes: 30}}
+			},
+			want: []string{`vehicle "v1": break 1 17:30–18:30 is not inside the shift 08:00–18:00`},
+		},
+		"breaks out of order": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Vehicles[0].Breaks = []v1alpha1.Break{{Start: "13:00", End: "14:00", Minutes: 15}, {Start: "11:00", End: "12:00", Minutes: 15}}
+			},
+			want: []string{`vehicle "v1": break 2 starts or ends before the break before it`},
+		},
+		"end and open end": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Vehicles[0].End = &v1alpha1.Location{Latitude: ptr.To(52.4), Longitude: ptr.To(13.3)}
+				s.Vehicles[0].OpenEnd = ptr.To(true)
+			},
+			want: []string{`vehicle "v1": give end or openEnd, not both`},
+		},
+		"start without a location": {
+			mutate: func(s *v1alpha1.OptimizationSpec) { s.Vehicles[0].Start = &v1alpha1.Location{Label: ptr.To("home")} },
+			want:   []string{`vehicle "v1": start needs an address or both latitude and longitude`},
+		},
+		"a dimension without capacity": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Orders[1].Loads = []v1alpha1.DimensionLoad{{Name: "volume_l", Value: 40}}
+			},
+			want: []string{`vehicle "v1": no capacity in "volume_l", which orders' loads name`},
+		},
 		"several problems in spec order": {
 			mutate: func(s *v1alpha1.OptimizationSpec) {
 				s.Orders[0].Longitude = nil
