@@ -120,6 +120,66 @@ func TestValidateSpec(t *testing.T) {
 			mutate: func(s *v1alpha1.OptimizationSpec) { s.Vehicles = []v1alpha1.Vehicle{} },
 			want:   []string{"vehicles is empty"},
 		},
+		"valid with every fleet constraint": {mutate: func(s *v1alpha1.OptimizationSpec) {
+			s.Orders[1].TimeWindows = []v1alpha1.TimeWindow{{Start: "08:00", End: "09:00"}, {Start: "09:01", End: "12:00"}}
+			s.Orders[1].Loads = []v1alpha1.DimensionLoad{{Name: "weight_kg", Value: 5}}
+			s.Vehicles[0].VehicleConstraints = v1alpha1.VehicleConstraints{
+				Capacities: []v1alpha1.DimensionCapacity{{Name: "weight_kg", Value: 500}, {Name: "pallets", Value: 2}},
+				Breaks:     []v1alpha1.Break{{Start: "11:00", End: "13:00", Minutes: 120}, {Start: "11:00", End: "18:00", Minutes: 15}},
+				Start:      &v1alpha1.Location{Address: ptr.To("Home 1")}, OpenEnd: ptr.To(true),
+			}
+		}},
+		"time windows with a window start": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Orders[0].TimeWindows = []v1alpha1.TimeWindow{{Start: "08:00", End: "09:00"}}
+			},
+			want: []string{`order "A-1": give either timeWindows or timeWindowStart and timeWindowEnd, not both`},
+		},
+		"time windows overlapping, reversed, not HH:MM": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Orders[1].TimeWindows = []v1alpha1.TimeWindow{{Start: "08:00", End: "10:00"}, {Start: "10:00", End: "11:00"}, {Start: "13:00", End: "12:00"}, {Start: "1pm", End: "14:00"}}
+			},
+			want: []string{
+				`order "A-17": time window 2 10:00–11:00 does not start after the previous one ends at 10:00`,
+				`order "A-17": time window 3 13:00–12:00 ends before it starts`,
+				`order "A-17": time window 4 start "1pm" is not HH:MM`,
+			},
+		},
+		"breaks that do not fit, outside the shift, out of order": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Vehicles[0].Breaks = []v1alpha1.Break{{Start: "12:00", End: "12:20", Minutes: 30}, {Start: "07:00", End: "09:00", Minutes: 10}, {Start: "11:00", End: "noon", Minutes: 10}}
+			},
+			want: []string{
+				`vehicle "v1": break 1 of 30 minutes does not fit between 12:00 and 12:20`,
+				`vehicle "v1": break 2 07:00–09:00 is not inside the shift 08:00–18:00`,
+				`vehicle "v1": break 2 07:00–09:00 starts or ends before break 1`,
+				`vehicle "v1": break 3 end "noon" is not HH:MM`,
+			},
+		},
+		"the fleet's end with openEnd, a start without a place": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Vehicles, s.Fleet = nil, &v1alpha1.Fleet{Count: 2, Capacity: 5, VehicleConstraints: v1alpha1.VehicleConstraints{
+					Start: &v1alpha1.Location{Label: ptr.To("Home")}, End: &v1alpha1.Location{Latitude: ptr.To(52.0)}, OpenEnd: ptr.To(true),
+				}}
+			},
+			want: []string{
+				"the fleet: give either end or openEnd, not both",
+				"the fleet: start needs an address or both latitude and longitude",
+				"the fleet: end: latitude and longitude must be given together",
+			},
+		},
+		"a vehicle without a capacity in a dimension of the loads": {
+			mutate: func(s *v1alpha1.OptimizationSpec) {
+				s.Orders[0].Loads = []v1alpha1.DimensionLoad{{Name: "weight_kg", Value: 5}, {Name: "volume_l", Value: 5}}
+				s.Vehicles = append(s.Vehicles, v1alpha1.Vehicle{ID: "v2", Capacity: 1, VehicleConstraints: v1alpha1.VehicleConstraints{
+					Capacities: []v1alpha1.DimensionCapacity{{Name: "volume_l", Value: 500}},
+				}})
+			},
+			want: []string{
+				`vehicle "v1": capacities must give every dimension the orders' loads name; missing: "volume_l", "weight_kg"`,
+				`vehicle "v2": capacities must give every dimension the orders' loads name; missing: "weight_kg"`,
+			},
+		},
 		"several problems in spec order": {
 			mutate: func(s *v1alpha1.OptimizationSpec) {
 				s.Orders[0].Longitude = nil
