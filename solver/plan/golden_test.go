@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"k8s.io/utils/ptr"
@@ -145,5 +146,47 @@ func TestResultSpecOnlyGolden(t *testing.T) {
 	}
 	if !bytes.Equal(doc, want) {
 		t.Errorf("the results of requests without fleet constraints changed; diff %s against the computed results:\n%s", specOnlyGolden, doc)
+	}
+}
+
+// TestProblemSpecOnly checks that a request without the fleet constraints
+// leaves every field they add to the model at its zero value, so the
+// solver searches the problem it searched before they existed.
+func TestProblemSpecOnly(t *testing.T) {
+	for name, spec := range specOnlyCases() {
+		t.Run(name, func(t *testing.T) {
+			in := locateAll(spec, 3)
+			in.PlaceEnds(spec, func(*v1alpha1.Location) matrix.Point {
+				t.Fatal("a spec without starts and ends placed one")
+				return matrix.Point{}
+			})
+			fleet, err := Fleet(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := matrix.Haversine{}.Matrix(context.Background(), in.Points)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Problem(spec, in, m, fleet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Dimensions != nil || p.ExtraLocations != 0 || in.Ends != nil {
+				t.Errorf("dimensions %v, %d extra locations, ends %v; want none", p.Dimensions, p.ExtraLocations, in.Ends)
+			}
+			for i, o := range p.Orders {
+				o.Demand, o.ServiceS, o.WindowStart, o.WindowEnd = 0, 0, 0, 0
+				if !reflect.DeepEqual(o, vrp.Order{}) {
+					t.Errorf("order %d has fleet constraints: %+v", i, o)
+				}
+			}
+			for i, v := range p.Vehicles {
+				v.Capacity, v.ShiftStart, v.ShiftEnd, v.FixedCost, v.Name = 0, 0, 0, 0, ""
+				if !reflect.DeepEqual(v, vrp.Vehicle{}) {
+					t.Errorf("vehicle %d has fleet constraints: %+v", i, v)
+				}
+			}
+		})
 	}
 }
