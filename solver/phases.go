@@ -71,8 +71,8 @@ type geocoded struct {
 	err   error
 }
 
-// geocode places the depot and every order, through the tenant's cache,
-// into s.located.
+// geocode places the depot, the vehicles' starts and ends and every order,
+// through the tenant's cache, into s.located.
 func (s *scope) geocode(ctx context.Context) error {
 	spec := &s.opt.Spec
 	in := &plan.Located{}
@@ -115,6 +115,10 @@ func (s *scope) geocode(ctx context.Context) error {
 	}
 	in.Points = append(in.Points, in.Depot)
 
+	ends, err := s.geocodeEnds(ctx, g, geoCache, in)
+	if err != nil {
+		return err
+	}
 	answers, err := geocodeOrders(ctx, g, spec.Orders)
 	if err != nil {
 		return err
@@ -153,8 +157,101 @@ func (s *scope) geocode(ctx context.Context) error {
 			Message: fmt.Sprintf("%d order(s) without coordinates could not be placed: no geocoder is configured; send latitude and longitude", missing),
 		})
 	}
+	// After the orders: the matrix has the vehicles' other locations last.
+	in.PlaceEnds(spec, func(loc *v1alpha1.Location) matrix.Point {
+		if p, ok := coordinates(loc); ok {
+			return p
+		}
+		return ends[loc]
+	})
 	s.located = in
 	return nil
+}
+
+// endLocation is where a vehicle, or every vehicle of the fleet, starts or
+// ends when not at the depot.
+type endLocation struct {
+	owner string // `vehicle "van-1"` or "the fleet"
+	which string // "start" or "end"
+	loc   *v1alpha1.Location
+}
+
+// endLocations lists the starts and ends spec gives, in spec order.
+func endLocations(spec *v1alpha1.OptimizationSpec) []endLocation {
+	var out []endLocation
+	add := func(owner string, c *v1alpha1.VehicleConstraints) {
+		if c.Start != nil {
+			out = append(out, endLocation{owner, "start", c.Start})
+		}
+		if c.End != nil {
+			out = append(out, endLocation{owner, "end", c.End})
+		}
+	}
+	if spec.Fleet != nil {
+		add("the fleet", &spec.Fleet.VehicleConstraints)
+	}
+	for i := range spec.Vehicles {
+		add(fmt.Sprintf("vehicle %q", spec.Vehicles[i].ID), &spec.Vehicles[i].VehicleConstraints)
+	}
+	return out
+}
+
+// coordinates is the position loc gives, if it gives both coordinates.
+func coordinates(loc *v1alpha1.Location) (matrix.Point, bool) {
+	if loc.Latitude == nil || loc.Longitude == nil {
+		return matrix.Point{}, false
+	}
+	return matrix.Point{Lat: *loc.Latitude, Lon: *loc.Longitude}, true
+}
+
+// endQuery is the geocoding query of a start or end given by address.
+func endQuery(loc *v1alpha1.Location) geocode.Query {
+	return geocode.Query{Address: deref(loc.Address)}
+}
+
+// geocodeEnds places the vehicles' starts and ends given by address, as
+// the orders' are placed. One that cannot be placed fails the solve with
+// invalid_input naming the vehicle (a route cannot start nowhere), all of
+// them in one message; a geocoder that cannot be reached fails it with
+// geocoding_unavailable.
+func (s *scope) geocodeEnds(ctx context.Context, g geocode.Geocoder, geoCache *store.GeocodeCache, in *plan.Located) (map[*v1alpha1.Location]matrix.Point, error) {
+	ends := endLocations(&s.opt.Spec)
+	queries := make([]geocode.Query, len(ends))
+	ask := make([]bool, len(ends))
+	for i, e := range ends {
+		if _, ok := coordinates(e.loc); !ok {
+			queries[i], ask[i] = endQuery(e.loc), true
+		}
+	}
+	answers, err := geocodeQueries(ctx, g, queries, ask)
+	if err != nil {
+		return nil, err
+	}
+	placed := map[*v1alpha1.Location]matrix.Point{}
+	var v validation
+	for i, e := range ends {
+		if !ask[i] {
+			continue
+		}
+		a := answers[i]
+		switch {
+		case errors.Is(a.err, geocode.ErrNotConfigured):
+			v.add(fmt.Sprintf("%s: its %s address %q cannot be placed: no geocoder is configured; give its latitude and longitude", e.owner, e.which, a.query.String()))
+		case a.err != nil:
+			v.add(fmt.Sprintf("%s: geocoding its %s address %q failed: %s", e.owner, e.which, a.query.String(), s.geocodeFailure(geoCache, a)))
+		case !a.found:
+			v.add(fmt.Sprintf("%s: its %s address %q was not found", e.owner, e.which, a.query.String()))
+		default:
+			if a.res.Approximate {
+				in.Warnings = append(in.Warnings, v1alpha1.Warning{Code: v1alpha1.WarningGeocodeApproximate, Message: fmt.Sprintf("the %s address %q of %s was placed approximately", e.which, a.query.String(), e.owner)})
+			}
+			placed[e.loc] = matrix.Point{Lat: a.res.Lat, Lon: a.res.Lon}
+		}
+	}
+	if f := v.failure(); f != nil {
+		return nil, f
+	}
+	return placed, nil
 }
 
 // geocodeFailure is the reason an order's geocoding failed. A refusal (the
@@ -182,8 +279,22 @@ func (s *scope) geocodeFailure(geoCache *store.GeocodeCache, a geocoded) string 
 // geocodeOrders asks the geocoder for every order without coordinates, a
 // few at a time. It stops at the first unreachable-geocoder answer and when
 // ctx ends.
-func geocodeOrders(parent context.Context, g geocode.Geocoder, orders []v1alpha1.Order) ([]geocoded, error) {
-	answers := make([]geocoded, len(orders))
+func geocodeOrders(ctx context.Context, g geocode.Geocoder, orders []v1alpha1.Order) ([]geocoded, error) {
+	queries := make([]geocode.Query, len(orders))
+	ask := make([]bool, len(orders))
+	for i := range orders {
+		if o := &orders[i]; o.Latitude == nil || o.Longitude == nil {
+			queries[i], ask[i] = orderQuery(o), true
+		}
+	}
+	return geocodeQueries(ctx, g, queries, ask)
+}
+
+// geocodeQueries asks the geocoder for queries[i] wherever ask[i], a few
+// at a time. It stops at the first unreachable-geocoder answer and when
+// ctx ends.
+func geocodeQueries(parent context.Context, g geocode.Geocoder, queries []geocode.Query, ask []bool) ([]geocoded, error) {
+	answers := make([]geocoded, len(queries))
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	work := make(chan int)
@@ -191,8 +302,7 @@ func geocodeOrders(parent context.Context, g geocode.Geocoder, orders []v1alpha1
 	for range geocodeWorkers {
 		wg.Go(func() {
 			for i := range work {
-				o := &orders[i]
-				q := geocode.Query{Address: deref(o.Address), City: deref(o.City), Region: deref(o.Region), PostalCode: deref(o.PostalCode), Country: deref(o.Country)}
+				q := queries[i]
 				res, found, err := g.Geocode(ctx, q)
 				countProvider("geocoder", err)
 				answers[i] = geocoded{query: q, res: res, found: found, err: err}
@@ -202,8 +312,8 @@ func geocodeOrders(parent context.Context, g geocode.Geocoder, orders []v1alpha1
 			}
 		})
 	}
-	for i := range orders {
-		if orders[i].Latitude != nil && orders[i].Longitude != nil {
+	for i := range queries {
+		if !ask[i] {
 			continue
 		}
 		select {

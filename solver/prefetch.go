@@ -18,11 +18,17 @@ import (
 // only reads the answers (geocode.Prefetched). AdmitGeocoding counts what a
 // solve would ask, and the solve's geocoder counts its ticket down.
 
-// NeedsGeocoding reports whether the depot or an order of spec has no
-// coordinates; only then is there anything to geocode.
+// NeedsGeocoding reports whether the depot, an order or a vehicle's start
+// or end of spec has no coordinates; only then is there anything to
+// geocode.
 func NeedsGeocoding(spec *v1alpha1.OptimizationSpec) bool {
 	if spec.Depot.Latitude == nil || spec.Depot.Longitude == nil {
 		return true
+	}
+	for _, e := range endLocations(spec) {
+		if _, ok := coordinates(e.loc); !ok {
+			return true
+		}
 	}
 	for i := range spec.Orders {
 		if spec.Orders[i].Latitude == nil || spec.Orders[i].Longitude == nil {
@@ -92,6 +98,11 @@ func (p *Pipeline) AdmitGeocoding(ctx context.Context, key types.NamespacedName,
 	spec := &opt.Spec
 	if spec.Depot.Latitude == nil || spec.Depot.Longitude == nil {
 		add(geocode.Query{Address: deref(spec.Depot.Address)})
+	}
+	for _, e := range endLocations(spec) {
+		if _, ok := coordinates(e.loc); !ok {
+			add(endQuery(e.loc))
+		}
 	}
 	for i := range spec.Orders {
 		if o := &spec.Orders[i]; o.Latitude == nil || o.Longitude == nil {

@@ -78,7 +78,14 @@ func TestAdmitGeocodingCountsNewAddresses(t *testing.T) {
 	withCoords.Name = "coords"
 	withCoords.Spec.Depot = v1alpha1.Depot{Latitude: ptr.To(52.5), Longitude: ptr.To(13.4)}
 	withCoords.Spec.Orders = withCoords.Spec.Orders[5:]
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(opt, withCoords, cache, own).Build()
+	// Vehicles' starts and ends are geocoded with the orders.
+	withEnds := withCoords.DeepCopy()
+	withEnds.Name = "ends"
+	withEnds.Spec.Vehicles = []v1alpha1.Vehicle{
+		{ID: "a", VehicleConstraints: v1alpha1.VehicleConstraints{Start: &v1alpha1.Location{Address: ptr.To("Home 1")}, End: &v1alpha1.Location{Address: ptr.To("home 1")}}},
+		{ID: "b", VehicleConstraints: v1alpha1.VehicleConstraints{Start: &v1alpha1.Location{Address: ptr.To("Yard 1"), Latitude: ptr.To(52.5), Longitude: ptr.To(13.4)}, End: &v1alpha1.Location{Address: ptr.To("Cached 1")}}},
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(opt, withCoords, withEnds, cache, own).Build()
 
 	for _, tc := range []struct {
 		name     string
@@ -88,6 +95,7 @@ func TestAdmitGeocodingCountsNewAddresses(t *testing.T) {
 	}{
 		{"depot, expired and new count once each", opt, geocode.Prefetched{}, 3},
 		{"coordinates everywhere", withCoords, geocode.Prefetched{}, -1},
+		{"a vehicle's start and end by the same new address count once", withEnds, geocode.Prefetched{}, 1},
 		{"no geocoder", opt, nil, -1},
 		{"geocoder none", opt, geocode.None{}, -1},
 	} {
@@ -120,6 +128,15 @@ func TestNeedsGeocoding(t *testing.T) {
 		{"depot by address", v1alpha1.OptimizationSpec{Depot: v1alpha1.Depot{Address: ptr.To("x")}, Orders: []v1alpha1.Order{placed}}, true},
 		{"an order by address", v1alpha1.OptimizationSpec{Depot: at, Orders: []v1alpha1.Order{placed, {ID: "b", Address: ptr.To("y")}}}, true},
 		{"latitude only", v1alpha1.OptimizationSpec{Depot: at, Orders: []v1alpha1.Order{{ID: "c", Latitude: ptr.To(1.0)}}}, true},
+		{"a vehicle's start by coordinates", v1alpha1.OptimizationSpec{Depot: at, Orders: []v1alpha1.Order{placed}, Vehicles: []v1alpha1.Vehicle{
+			{ID: "v", VehicleConstraints: v1alpha1.VehicleConstraints{Start: &v1alpha1.Location{Latitude: ptr.To(52.6), Longitude: ptr.To(13.5)}}},
+		}}, false},
+		{"a vehicle's end by address", v1alpha1.OptimizationSpec{Depot: at, Orders: []v1alpha1.Order{placed}, Vehicles: []v1alpha1.Vehicle{
+			{ID: "v", VehicleConstraints: v1alpha1.VehicleConstraints{End: &v1alpha1.Location{Address: ptr.To("Yard 1")}}},
+		}}, true},
+		{"the fleet's start by address", v1alpha1.OptimizationSpec{Depot: at, Orders: []v1alpha1.Order{placed}, Fleet: &v1alpha1.Fleet{Count: 2, VehicleConstraints: v1alpha1.VehicleConstraints{
+			Start: &v1alpha1.Location{Address: ptr.To("Home 1")},
+		}}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := NeedsGeocoding(&tc.spec); got != tc.want {

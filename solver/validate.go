@@ -3,6 +3,7 @@ package solver
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"routeopt.io/routeopt/api/v1alpha1"
@@ -46,7 +47,6 @@ func ValidateSpec(spec *v1alpha1.OptimizationSpec) *record.Failure {
 		v.window(name, "time window", o.TimeWindowStart, o.TimeWindowEnd)
 		v.timeWindows(name, o)
 	}
-	dims := orderDimensions(spec.Orders)
 	v.unique("order", len(spec.Orders), func(i int) string { return spec.Orders[i].ID })
 
 	switch hasVehicles, hasFleet := spec.Vehicles != nil, spec.Fleet != nil; {
@@ -57,113 +57,100 @@ func ValidateSpec(spec *v1alpha1.OptimizationSpec) *record.Failure {
 	case hasVehicles && len(spec.Vehicles) == 0:
 		v.add("vehicles is empty")
 	}
+	dims := plan.Dimensions(spec)
 	for i := range spec.Vehicles {
 		veh := &spec.Vehicles[i]
 		name := v.item("vehicle", i, veh.ID)
 		start, end := veh.Shift()
-		v.window(name, "shift", &start, &end)
-		v.constraints(name, &veh.VehicleConstraints, start, end, dims)
+		shiftOK := v.window(name, "shift", &start, &end)
+		v.constraints(name, shiftOK, start, end, &veh.VehicleConstraints, dims)
 	}
 	v.unique("vehicle", len(spec.Vehicles), func(i int) string { return spec.Vehicles[i].ID })
 	if f := spec.Fleet; f != nil {
 		start, end := f.Shift()
-		v.window("the fleet", "shift", &start, &end)
+		shiftOK := v.window("the fleet", "shift", &start, &end)
 		if f.Count < 1 {
 			v.add(fmt.Sprintf("the fleet: count %d is not at least 1", f.Count))
 		}
-		v.constraints("the fleet", &f.VehicleConstraints, start, end, dims)
+		v.constraints("the fleet", shiftOK, start, end, &f.VehicleConstraints, dims)
 	}
 	return v.failure()
 }
 
-// timeWindows checks an order's timeWindows: HH:MM, each in order, each
-// after the previous one, and not beside timeWindowStart/End.
+// timeWindows checks an order's timeWindows: each HH:MM and in order, each
+// starting after the previous one ends, and not together with
+// timeWindowStart and timeWindowEnd.
 func (v *validation) timeWindows(name string, o *v1alpha1.Order) {
 	if len(o.TimeWindows) == 0 {
 		return
 	}
 	if o.TimeWindowStart != nil || o.TimeWindowEnd != nil {
-		v.add(name + ": give timeWindows or timeWindowStart/timeWindowEnd, not both")
+		v.add(name + ": give either timeWindows or timeWindowStart and timeWindowEnd, not both")
 	}
 	prevEnd := ""
 	for k, w := range o.TimeWindows {
-		what := fmt.Sprintf("time window %d", k+1)
-		before := len(v.problems)
-		v.window(name, what, &w.Start, &w.End)
-		if len(v.problems) == before && prevEnd != "" && w.Start <= prevEnd {
-			v.add(fmt.Sprintf("%s: %s starts at %s, not after the previous window ends at %s", name, what, w.Start, prevEnd))
+		if !v.window(name, fmt.Sprintf("time window %d", k+1), &w.Start, &w.End) {
+			prevEnd = ""
+			continue
+		}
+		if prevEnd != "" && w.Start <= prevEnd {
+			v.add(fmt.Sprintf("%s: time window %d %s–%s does not start after the previous one ends at %s", name, k+1, w.Start, w.End, prevEnd))
 		}
 		prevEnd = w.End
 	}
 }
 
-// constraints checks a vehicle's (or the fleet's) breaks against each other
-// and its shift, its start and end, and that it has a capacity in every
-// dimension the orders' loads name.
-func (v *validation) constraints(name string, c *v1alpha1.VehicleConstraints, shiftStart, shiftEnd string, dims []string) {
+// constraints checks what a vehicle or the fleet (name) may do beyond its
+// shift: its breaks fit their windows, lie inside the shift (when the shift
+// is valid) and come in order; end does not go with openEnd; its start and
+// end can be placed; it has a capacity in every dimension of dims.
+func (v *validation) constraints(name string, shiftOK bool, shiftStart, shiftEnd string, c *v1alpha1.VehicleConstraints, dims []string) {
 	var prev *v1alpha1.Break
 	for k := range c.Breaks {
 		b := &c.Breaks[k]
-		what := fmt.Sprintf("break %d", k+1)
-		before := len(v.problems)
-		v.window(name, what, &b.Start, &b.End)
-		if len(v.problems) > before {
+		if !v.window(name, fmt.Sprintf("break %d", k+1), &b.Start, &b.End) {
+			prev = nil
 			continue
 		}
-		s, _ := plan.ParseClock(b.Start)
-		e, _ := plan.ParseClock(b.End)
-		if s+int(b.Minutes)*60 > e {
-			v.add(fmt.Sprintf("%s: %s of %d minutes does not fit %s–%s", name, what, b.Minutes, b.Start, b.End))
+		start, _ := plan.ParseClock(b.Start)
+		end, _ := plan.ParseClock(b.End)
+		if b.Minutes < 1 || start+int(b.Minutes)*60 > end {
+			v.add(fmt.Sprintf("%s: break %d of %d minutes does not fit between %s and %s", name, k+1, b.Minutes, b.Start, b.End))
 		}
-		if b.Start < shiftStart || b.End > shiftEnd {
-			v.add(fmt.Sprintf("%s: %s %s–%s is not inside the shift %s–%s", name, what, b.Start, b.End, shiftStart, shiftEnd))
+		if shiftOK && (b.Start < shiftStart || b.End > shiftEnd) {
+			v.add(fmt.Sprintf("%s: break %d %s–%s is not inside the shift %s–%s", name, k+1, b.Start, b.End, shiftStart, shiftEnd))
 		}
 		if prev != nil && (b.Start < prev.Start || b.End < prev.End) {
-			v.add(fmt.Sprintf("%s: %s starts or ends before the break before it", name, what))
+			v.add(fmt.Sprintf("%s: break %d %s–%s starts or ends before break %d; breaks are taken in the listed order", name, k+1, b.Start, b.End, k))
 		}
 		prev = b
 	}
-	for _, l := range []struct {
-		what string
-		at   *v1alpha1.Location
+	if c.End != nil && c.OpenEnd != nil && *c.OpenEnd {
+		v.add(name + ": give either end or openEnd, not both")
+	}
+	for _, e := range []struct {
+		which string
+		loc   *v1alpha1.Location
 	}{{"start", c.Start}, {"end", c.End}} {
-		if l.at == nil {
+		if e.loc == nil {
 			continue
 		}
-		switch v1alpha1.CheckLocation(l.at.Address, l.at.Latitude, l.at.Longitude) {
+		switch v1alpha1.CheckLocation(e.loc.Address, e.loc.Latitude, e.loc.Longitude) {
 		case v1alpha1.LocationUnpaired:
-			v.add(fmt.Sprintf("%s: %s latitude and longitude must be given together", name, l.what))
+			v.add(fmt.Sprintf("%s: %s: latitude and longitude must be given together", name, e.which))
 		case v1alpha1.LocationMissing:
-			v.add(fmt.Sprintf("%s: %s needs an address or both latitude and longitude", name, l.what))
+			v.add(fmt.Sprintf("%s: %s needs an address or both latitude and longitude", name, e.which))
 		}
 	}
-	if c.End != nil && c.OpenEnd != nil && *c.OpenEnd {
-		v.add(name + ": give end or openEnd, not both")
-	}
+	var missing []string
 	for _, d := range dims {
-		found := false
-		for _, cap := range c.Capacities {
-			found = found || cap.Name == d
-		}
-		if !found {
-			v.add(fmt.Sprintf("%s: no capacity in %q, which orders' loads name", name, d))
+		if !slices.ContainsFunc(c.Capacities, func(x v1alpha1.DimensionCapacity) bool { return x.Name == d }) {
+			missing = append(missing, strconv.Quote(d))
 		}
 	}
-}
-
-// orderDimensions is the sorted set of dimension names the orders' loads
-// use.
-func orderDimensions(orders []v1alpha1.Order) []string {
-	var out []string
-	for i := range orders {
-		for _, l := range orders[i].Loads {
-			if !slices.Contains(out, l.Name) {
-				out = append(out, l.Name)
-			}
-		}
+	if len(missing) > 0 {
+		v.add(fmt.Sprintf("%s: capacities must give every dimension the orders' loads name; missing: %s", name, strings.Join(missing, ", ")))
 	}
-	slices.Sort(out)
-	return out
 }
 
 // validation collects problems in spec order.
@@ -189,8 +176,8 @@ func (v *validation) item(kind string, index int, id string) string {
 }
 
 // window checks that start and end, when both given, are HH:MM and in order;
-// what is "time window" or "shift".
-func (v *validation) window(name, what string, start, end *string) {
+// what is "time window", "shift" or such. It reports whether they are.
+func (v *validation) window(name, what string, start, end *string) bool {
 	ok := true
 	for _, t := range []struct {
 		end   string
@@ -206,7 +193,9 @@ func (v *validation) window(name, what string, start, end *string) {
 	}
 	if ok && start != nil && end != nil && *start > *end {
 		v.add(fmt.Sprintf("%s: %s %s–%s ends before it starts", name, what, *start, *end))
+		ok = false
 	}
+	return ok
 }
 
 // unique reports each id that occurs more than once, once, in first-seen order.

@@ -120,67 +120,65 @@ func TestValidateSpec(t *testing.T) {
 			mutate: func(s *v1alpha1.OptimizationSpec) { s.Vehicles = []v1alpha1.Vehicle{} },
 			want:   []string{"vehicles is empty"},
 		},
-		"valid fleet constraints": {mutate: func(s *v1alpha1.OptimizationSpec) {
-			s.Orders[0].TimeWindowStart, s.Orders[0].TimeWindowEnd = nil, nil
-			s.Orders[0].TimeWindows = []v1alpha1.TimeWindow{{Start: "09:00", End: "10:00"}, {Start: "14:00", End: "16:00"}}
-			s.Orders[0].Loads = []v1alpha1.DimensionLoad{{Name: "weight_kg", Value: 12}}
-			s.Vehicles[0].Capacities = []v1alpha1.DimensionCapacity{{Name: "weight_kg", Value: 500}}
-			s.Vehicles[0].Breaks = []v1alpha1.Break{{Start: "11:00", End: "13:00", Minutes: 30}, {Start: "15:00", End: "16:00", Minutes: 15}}
-			s.Vehicles[0].Start = &v1alpha1.Location{Address: ptr.To("Alexanderplatz 1, Berlin")}
-			s.Vehicles[0].OpenEnd = ptr.To(true)
+		"valid with every fleet constraint": {mutate: func(s *v1alpha1.OptimizationSpec) {
+			s.Orders[1].TimeWindows = []v1alpha1.TimeWindow{{Start: "08:00", End: "09:00"}, {Start: "09:01", End: "12:00"}}
+			s.Orders[1].Loads = []v1alpha1.DimensionLoad{{Name: "weight_kg", Value: 5}}
+			s.Vehicles[0].VehicleConstraints = v1alpha1.VehicleConstraints{
+				Capacities: []v1alpha1.DimensionCapacity{{Name: "weight_kg", Value: 500}, {Name: "pallets", Value: 2}},
+				Breaks:     []v1alpha1.Break{{Start: "11:00", End: "13:00", Minutes: 120}, {Start: "11:00", End: "18:00", Minutes: 15}},
+				Start:      &v1alpha1.Location{Address: ptr.To("Home 1")}, OpenEnd: ptr.To(true),
+			}
 		}},
-		"time windows beside the single window": {
+		"time windows with a window start": {
 			mutate: func(s *v1alpha1.OptimizationSpec) {
-				s.Orders[0].TimeWindows = []v1alpha1.TimeWindow{{Start: "09:00", End: "10:00"}}
+				s.Orders[0].TimeWindows = []v1alpha1.TimeWindow{{Start: "08:00", End: "09:00"}}
 			},
-			want: []string{`order "A-1": give timeWindows or timeWindowStart/timeWindowEnd, not both`},
+			want: []string{`order "A-1": give either timeWindows or timeWindowStart and timeWindowEnd, not both`},
 		},
-		"time windows overlapping": {
+		"time windows overlapping, reversed, not HH:MM": {
 			mutate: func(s *v1alpha1.OptimizationSpec) {
-				s.Orders[1].TimeWindows = []v1alpha1.TimeWindow{{Start: "09:00", End: "10:00"}, {Start: "10:00", End: "11:00"}}
+				s.Orders[1].TimeWindows = []v1alpha1.TimeWindow{{Start: "08:00", End: "10:00"}, {Start: "10:00", End: "11:00"}, {Start: "13:00", End: "12:00"}, {Start: "1pm", End: "14:00"}}
 			},
-			want: []string{`order "A-17": time window 2 starts at 10:00, not after the previous window ends at 10:00`},
+			want: []string{
+				`order "A-17": time window 2 10:00–11:00 does not start after the previous one ends at 10:00`,
+				`order "A-17": time window 3 13:00–12:00 ends before it starts`,
+				`order "A-17": time window 4 start "1pm" is not HH:MM`,
+			},
 		},
-		"time window of several reversed": {
+		"breaks that do not fit, outside the shift, out of order": {
 			mutate: func(s *v1alpha1.OptimizationSpec) {
-				s.Orders[1].TimeWindows = []v1alpha1.TimeWindow{{Start: "11:00", End: "10:00"}}
+				s.Vehicles[0].Breaks = []v1alpha1.Break{{Start: "12:00", End: "12:20", Minutes: 30}, {Start: "07:00", End: "09:00", Minutes: 10}, {Start: "11:00", End: "noon", Minutes: 10}}
 			},
-			want: []string{`order "A-17": time window 1 11:00–10:00 ends before it starts`},
+			want: []string{
+				`vehicle "v1": break 1 of 30 minutes does not fit between 12:00 and 12:20`,
+				`vehicle "v1": break 2 07:00–09:00 is not inside the shift 08:00–18:00`,
+				`vehicle "v1": break 2 07:00–09:00 starts or ends before break 1`,
+				`vehicle "v1": break 3 end "noon" is not HH:MM`,
+			},
 		},
-		"break too long for its window": {
+		"the fleet's end with openEnd, a start without a place": {
 			mutate: func(s *v1alpha1.OptimizationSpec) {
-				s.Vehicles[0].Breaks = []v1alpha1.Break{{Start: "12:00", End: "12:20", Minutes: 30}}
+				s.Vehicles, s.Fleet = nil, &v1alpha1.Fleet{Count: 2, Capacity: 5, VehicleConstraints: v1alpha1.VehicleConstraints{
+					Start: &v1alpha1.Location{Label: ptr.To("Home")}, End: &v1alpha1.Location{Latitude: ptr.To(52.0)}, OpenEnd: ptr.To(true),
+				}}
 			},
-			want: []string{`vehicle "v1": break 1 of 30 minutes does not fit 12:00–12:20`},
+			want: []string{
+				"the fleet: give either end or openEnd, not both",
+				"the fleet: start needs an address or both latitude and longitude",
+				"the fleet: end: latitude and longitude must be given together",
+			},
 		},
-		"break outside the shift": {
+		"a vehicle without a capacity in a dimension of the loads": {
 			mutate: func(s *v1alpha1.OptimizationSpec) {
-				s.Vehicles[0].Breaks = []v1alpha1.Break{{Start: "17:30", End: "18:30", Minutes: 30}}
+				s.Orders[0].Loads = []v1alpha1.DimensionLoad{{Name: "weight_kg", Value: 5}, {Name: "volume_l", Value: 5}}
+				s.Vehicles = append(s.Vehicles, v1alpha1.Vehicle{ID: "v2", Capacity: 1, VehicleConstraints: v1alpha1.VehicleConstraints{
+					Capacities: []v1alpha1.DimensionCapacity{{Name: "volume_l", Value: 500}},
+				}})
 			},
-			want: []string{`vehicle "v1": break 1 17:30–18:30 is not inside the shift 08:00–18:00`},
-		},
-		"breaks out of order": {
-			mutate: func(s *v1alpha1.OptimizationSpec) {
-				s.Vehicles[0].Breaks = []v1alpha1.Break{{Start: "13:00", End: "14:00", Minutes: 15}, {Start: "11:00", End: "12:00", Minutes: 15}}
+			want: []string{
+				`vehicle "v1": capacities must give every dimension the orders' loads name; missing: "volume_l", "weight_kg"`,
+				`vehicle "v2": capacities must give every dimension the orders' loads name; missing: "weight_kg"`,
 			},
-			want: []string{`vehicle "v1": break 2 starts or ends before the break before it`},
-		},
-		"end and open end": {
-			mutate: func(s *v1alpha1.OptimizationSpec) {
-				s.Vehicles[0].End = &v1alpha1.Location{Latitude: ptr.To(52.4), Longitude: ptr.To(13.3)}
-				s.Vehicles[0].OpenEnd = ptr.To(true)
-			},
-			want: []string{`vehicle "v1": give end or openEnd, not both`},
-		},
-		"start without a location": {
-			mutate: func(s *v1alpha1.OptimizationSpec) { s.Vehicles[0].Start = &v1alpha1.Location{Label: ptr.To("home")} },
-			want:   []string{`vehicle "v1": start needs an address or both latitude and longitude`},
-		},
-		"a dimension without capacity": {
-			mutate: func(s *v1alpha1.OptimizationSpec) {
-				s.Orders[1].Loads = []v1alpha1.DimensionLoad{{Name: "volume_l", Value: 40}}
-			},
-			want: []string{`vehicle "v1": no capacity in "volume_l", which orders' loads name`},
 		},
 		"several problems in spec order": {
 			mutate: func(s *v1alpha1.OptimizationSpec) {

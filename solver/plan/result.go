@@ -1,13 +1,16 @@
 package plan
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	polyline "github.com/twpayne/go-polyline"
 
 	"routeopt.io/routeopt/api/v1alpha1"
 	"routeopt.io/routeopt/solver/matrix"
+	"routeopt.io/routeopt/solver/vrp"
 )
 
 // Geometry returns the road points along a path (matrix.Matrix.Geometry);
@@ -27,13 +30,17 @@ func Result(ctx context.Context, opt *v1alpha1.Optimization, in *Located, sol *S
 		Unassigned: []v1alpha1.Unassigned{},
 		Warnings:   append([]v1alpha1.Warning{}, in.Warnings...),
 	}
+	var dims []string
+	if sol.Problem != nil {
+		dims = sol.Problem.Dimensions
+	}
 	k := &r.KPIs
 	k.OrdersTotal = len(spec.Orders)
 	k.VehiclesAvailable = len(sol.Fleet)
 	// Every vehicle in request order, unused ones with 0 stops.
 	k.PerVehicle = make([]v1alpha1.VehicleKPI, len(sol.Fleet))
 	for i, v := range sol.Fleet {
-		k.PerVehicle[i] = v1alpha1.VehicleKPI{VehicleRef: v.Ref, Capacity: v.Capacity}
+		k.PerVehicle[i] = v1alpha1.VehicleKPI{VehicleRef: v.Ref, Capacity: v.Capacity, Loads: dimensionValues(dims, nil), Capacities: dimensionValues(dims, v.Capacities)}
 	}
 	var load, capacity float64
 	for _, route := range sol.Routes {
@@ -46,13 +53,28 @@ func Result(ctx context.Context, opt *v1alpha1.Optimization, in *Located, sol *S
 			DistanceM:  int64(route.Distance),
 			Load:       route.Load,
 			Capacity:   v.Capacity,
+			Loads:      dimensionValues(dims, route.Loads),
+			Capacities: dimensionValues(dims, v.Capacities),
+			Breaks:     routeBreaks(&v.Vehicle, route.Breaks),
 			Stops:      make([]v1alpha1.Stop, 0, len(route.Stops)),
 		}
-		path := []matrix.Point{in.Depot}
+		start, end := in.Depot, &in.Depot
+		if in.Ends != nil {
+			e := &in.Ends[route.Vehicle]
+			out.Start = &e.Start.Place
+			start = in.Points[e.Start.Point]
+			if e.Open {
+				out.End, end = v1alpha1.RouteEnd{Open: true}, nil
+			} else {
+				out.End, end = v1alpha1.RouteEnd{At: &e.End.Place}, &in.Points[e.End.Point]
+			}
+		}
+		path := []matrix.Point{start}
 		for i, st := range route.Stops {
 			specIdx := in.Orders[st.Order]
 			o := &spec.Orders[specIdx]
 			pt := in.Points[st.Order+1]
+			windowStart, windowEnd := servedWindow(o, st.Window)
 			out.Stops = append(out.Stops, v1alpha1.Stop{
 				Seq:          i + 1,
 				OrderRef:     o.ID,
@@ -68,21 +90,27 @@ func Result(ctx context.Context, opt *v1alpha1.Optimization, in *Located, sol *S
 				LegTravelS:   st.LegTravel,
 
 				Customer:        cloneString(o.Customer),
-				TimeWindowStart: cloneString(o.TimeWindowStart),
-				TimeWindowEnd:   cloneString(o.TimeWindowEnd),
+				TimeWindowStart: windowStart,
+				TimeWindowEnd:   windowEnd,
 			})
 			if st.Late > 0 {
 				k.LateStops++
 			}
 			path = append(path, pt)
 		}
-		path = append(path, in.Depot)
+		if end != nil {
+			path = append(path, *end)
+		}
 		out.Polyline = routePolyline(ctx, geometry, path, &r.Warnings, v.Ref)
 		r.Routes = append(r.Routes, out)
-		k.PerVehicle[route.Vehicle] = v1alpha1.VehicleKPI{VehicleRef: v.Ref, Stops: len(route.Stops), DistanceM: int64(route.Distance), Load: route.Load, Capacity: v.Capacity}
+		k.PerVehicle[route.Vehicle] = v1alpha1.VehicleKPI{
+			VehicleRef: v.Ref, Stops: len(route.Stops), DistanceM: int64(route.Distance), Load: route.Load, Capacity: v.Capacity,
+			Loads: dimensionValues(dims, route.Loads), Capacities: dimensionValues(dims, v.Capacities),
+		}
 		k.OrdersAssigned += len(route.Stops)
 		k.DistanceM += int64(route.Distance)
 		k.DriveSeconds += int64(route.DriveS)
+		// From departure to return: breaks and waiting included.
 		k.RouteSeconds += int64(route.Return - route.Depart)
 		load += route.Load
 		capacity += v.Capacity
@@ -108,6 +136,49 @@ func Result(ctx context.Context, opt *v1alpha1.Optimization, in *Located, sol *S
 	}
 	k.OrdersUnassigned = len(r.Unassigned)
 	return r
+}
+
+// servedWindow is the window to show on a stop of order o served in its
+// window index w (vrp.Stop.Window): the order's own window, or for an order
+// with time windows the one it was served in.
+func servedWindow(o *v1alpha1.Order, w int) (start, end *string) {
+	if len(o.TimeWindows) == 0 {
+		return cloneString(o.TimeWindowStart), cloneString(o.TimeWindowEnd)
+	}
+	tw := o.TimeWindows[min(max(w, 0), len(o.TimeWindows)-1)]
+	return &tw.Start, &tw.End
+}
+
+// dimensionValues names values by their dimensions; nil without
+// dimensions, so a result without them has no such field. A missing value
+// is 0.
+func dimensionValues(dims []string, values []float64) map[string]float64 {
+	if len(dims) == 0 {
+		return nil
+	}
+	out := make(map[string]float64, len(dims))
+	for d, name := range dims {
+		if d < len(values) {
+			out[name] = values[d]
+		} else {
+			out[name] = 0
+		}
+	}
+	return out
+}
+
+// routeBreaks are the breaks a route of vehicle v takes, in time order;
+// nil for a vehicle without breaks, so its route has no such field.
+func routeBreaks(v *vrp.Vehicle, planned []vrp.PlannedBreak) []v1alpha1.RouteBreak {
+	if len(v.Breaks) == 0 {
+		return nil
+	}
+	out := make([]v1alpha1.RouteBreak, 0, len(planned))
+	for _, b := range planned {
+		out = append(out, v1alpha1.RouteBreak{StartS: b.Start, EndS: b.End, AfterSeq: b.AfterStop})
+	}
+	slices.SortStableFunc(out, func(a, b v1alpha1.RouteBreak) int { return cmp.Compare(a.StartS, b.StartS) })
+	return out
 }
 
 // cloneString copies an optional order field into the result, so the

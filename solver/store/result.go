@@ -181,7 +181,7 @@ func planResult(r *v1alpha1.Result, other int) (*resultPlan, error) {
 		}
 		// Straight legs are a few bytes a stop: they always fit.
 		for i := range bare.Routes {
-			polylines[i] = straightLegs(polylines[i], bare.Routes[i].Stops)
+			polylines[i] = routeStraightLegs(polylines[i], &bare.Routes[i])
 		}
 		w := v1alpha1.Warning{Code: v1alpha1.WarningGeometryUnavailable, Message: fmt.Sprintf(
 			"the road geometry of the routes is too large to store (%d bytes compressed, at most %d); polylines use straight legs", len(paths), maxParts*v1alpha1.ResultPartSize)}
@@ -229,6 +229,27 @@ func straightLegs(road string, stops []v1alpha1.Stop) string {
 		out = append(out, []float64{s.Latitude, s.Longitude})
 	}
 	out = append(out, depot)
+	return string(polyline.EncodeCoords(out))
+}
+
+// routeStraightLegs is straightLegs for route, which may say where it
+// starts and ends: then from its start through its stops to its end, or to
+// its last stop when it is open.
+func routeStraightLegs(road string, route *v1alpha1.Route) string {
+	if route.Start == nil {
+		return straightLegs(road, route.Stops)
+	}
+	if road == "" {
+		return ""
+	}
+	out := make([][]float64, 0, len(route.Stops)+2)
+	out = append(out, []float64{route.Start.Latitude, route.Start.Longitude})
+	for _, s := range route.Stops {
+		out = append(out, []float64{s.Latitude, s.Longitude})
+	}
+	if at := route.End.At; at != nil {
+		out = append(out, []float64{at.Latitude, at.Longitude})
+	}
 	return string(polyline.EncodeCoords(out))
 }
 

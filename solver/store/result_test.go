@@ -1,6 +1,7 @@
 package store
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -237,5 +238,40 @@ func TestStraightLegs(t *testing.T) {
 	}
 	if straightLegs("", stops) != "" {
 		t.Error("a route without geometry got straight legs")
+	}
+}
+
+// A route that says where it starts and ends gets straight legs from its
+// start to its end, or to its last stop when it is open.
+func TestRouteStraightLegs(t *testing.T) {
+	road := string(polyline.EncodeCoords([][]float64{{52.5, 13.4}, {52.51, 13.41}, {52.6, 13.5}, {52.5, 13.4}}))
+	stops := []v1alpha1.Stop{{Latitude: 52.6, Longitude: 13.5}, {Latitude: 52.7, Longitude: 13.6}}
+	home, yard := &v1alpha1.Place{Latitude: 52.8, Longitude: 13.7}, &v1alpha1.Place{Latitude: 52.9, Longitude: 13.8}
+	for _, tc := range []struct {
+		name  string
+		route v1alpha1.Route
+		want  [][]float64
+	}{
+		{"at the depot", v1alpha1.Route{Stops: stops}, [][]float64{{52.5, 13.4}, {52.6, 13.5}, {52.7, 13.6}, {52.5, 13.4}}},
+		{"from home to the yard", v1alpha1.Route{Stops: stops, Start: home, End: v1alpha1.RouteEnd{At: yard}}, [][]float64{{52.8, 13.7}, {52.6, 13.5}, {52.7, 13.6}, {52.9, 13.8}}},
+		{"open", v1alpha1.Route{Stops: stops, Start: home, End: v1alpha1.RouteEnd{Open: true}}, [][]float64{{52.8, 13.7}, {52.6, 13.5}, {52.7, 13.6}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, err := polyline.DecodeCoords([]byte(routeStraightLegs(road, &tc.route)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if math.Abs(got[i][0]-tc.want[i][0]) > 1e-9 || math.Abs(got[i][1]-tc.want[i][1]) > 1e-9 {
+					t.Errorf("got %v, want %v", got, tc.want)
+				}
+			}
+			if routeStraightLegs("", &tc.route) != "" {
+				t.Error("a route without geometry got straight legs")
+			}
+		})
 	}
 }

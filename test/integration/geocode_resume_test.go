@@ -132,17 +132,25 @@ func interceptedNominatim(t *testing.T, intercept func(http.ResponseWriter, *htt
 // solve) and its result ConfigMap, as the controller would before a solve.
 func createAddressSolve(t *testing.T, prefix string, orders []v1alpha1.Order) *v1alpha1.Optimization {
 	t.Helper()
+	return createSolve(t, prefix, v1alpha1.OptimizationSpec{
+		Depot:   v1alpha1.Depot{Latitude: ptr.To(52.52), Longitude: ptr.To(13.405)},
+		Fleet:   &v1alpha1.Fleet{Count: 2, Capacity: 100},
+		Options: &v1alpha1.Options{SolverSeconds: ptr.To[int32](1)},
+		Orders:  orders,
+	})
+}
+
+// createSolve creates, in a new namespace named from prefix, an
+// Optimization of spec and its result ConfigMap, as the controller would
+// before a solve.
+func createSolve(t *testing.T, prefix string, spec v1alpha1.OptimizationSpec) *v1alpha1.Optimization {
+	t.Helper()
 	ctx := context.Background()
 	ns := prefix + randomHex(4)
 	if err := k8sClient.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: uuid.NewString()}, Spec: v1alpha1.OptimizationSpec{
-		Depot:   v1alpha1.Depot{Latitude: ptr.To(52.52), Longitude: ptr.To(13.405)},
-		Fleet:   &v1alpha1.Fleet{Count: 2, Capacity: 100},
-		Options: &v1alpha1.Options{SolverSeconds: ptr.To[int32](1)},
-		Orders:  orders,
-	}}
+	opt := &v1alpha1.Optimization{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: uuid.NewString()}, Spec: spec}
 	if err := k8sClient.Create(ctx, opt); err != nil {
 		t.Fatal(err)
 	}
