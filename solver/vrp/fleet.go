@@ -259,18 +259,6 @@ func (s *solver) admitsExact(x *exactRoute) bool {
 	return s.soft || x.feasible()
 }
 
-// keepsInsert is keeps for the insertion of u at position q of vehicle
-// v's route: whether the route with u costs less than limit.
-func (s *solver) keepsInsert(st *state, u, v, q int, limit float64) bool {
-	if !s.fleet.exact {
-		return true
-	}
-	r := &st.routes[v]
-	buf := append(append(append(s.bufC[:0], r.seq[:q]...), u), r.seq[q:]...)
-	s.bufC = buf
-	return s.keeps(v, buf, -1, nil, limit)
-}
-
 // vehicleKey is what, beyond capacity, shift and fixed cost, makes two
 // vehicles of a real fleet interchangeable: "" for a plain one.
 func vehicleKey(veh *Vehicle) string {
