@@ -3,6 +3,8 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"regexp"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -204,4 +206,50 @@ func TestFleetConstraintsThroughREST(t *testing.T) {
 			t.Errorf("unassigned %v", last)
 		}
 	})
+}
+
+// TestREADMEFleetSolvedThroughREST: the README's real-fleet request,
+// created, solved and served through the REST API: every order planned,
+// each route with its start, its end (null for the open one) and its
+// break inside the window, a stop of the order with two windows served in
+// one of them.
+func TestREADMEFleetSolvedThroughREST(t *testing.T) {
+	s := startSystem(t, "inprocess")
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?s)-H "Idempotency-Key: readme-walkthrough-fleet-1" \\\n\s*-d '(\{.*?\n\})'`).FindSubmatch(readme)
+	if m == nil {
+		t.Fatal("README.md has no real-fleet request")
+	}
+	var body map[string]any
+	if err := json.Unmarshal(m[1], &body); err != nil {
+		t.Fatal(err)
+	}
+	opt := createViaREST(t, s, "readme-fleet-0001", body)
+	waitForState(t, s, opt.Name, v1alpha1.StateCompleted)
+	status, res := getResult(t, s, opt.Name, false)
+	if status != 200 {
+		t.Fatalf("result: %d", status)
+	}
+	if len(res.Unassigned) != 0 {
+		t.Errorf("unassigned: %+v", res.Unassigned)
+	}
+	for _, r := range res.Routes {
+		if r.Start == nil {
+			t.Errorf("route %s has no start", r.VehicleRef)
+		}
+		if open := r.VehicleRef == "van-2"; r.End.Open != open {
+			t.Errorf("route %s: end %+v, open %v", r.VehicleRef, r.End, open)
+		}
+		if len(r.Breaks) != 1 || r.Breaks[0].StartS < 12*3600 || r.Breaks[0].EndS > 14*3600 || r.Breaks[0].EndS-r.Breaks[0].StartS != 1800 {
+			t.Errorf("route %s: breaks %+v, want one of 30 min between 12:00 and 14:00", r.VehicleRef, r.Breaks)
+		}
+		for _, st := range r.Stops {
+			if st.OrderRef == "B-1" && (st.TimeWindowStart == nil || *st.TimeWindowStart != "09:00" && *st.TimeWindowStart != "14:00") {
+				t.Errorf("B-1 served in window %v", st.TimeWindowStart)
+			}
+		}
+	}
 }
