@@ -169,7 +169,7 @@ func runFeatures(ctx context.Context, cfg bench.Config, w, summary io.Writer) er
 	}
 	for _, r := range results {
 		if !r.Feasible || r.Relaxed && !r.RelaxedFeasible {
-			return fmt.Errorf("%s/%s: infeasible plan: %s", r.Feature, r.Instance, r.Err)
+			return fmt.Errorf("%s/%s: infeasible plan: %s", r.Feature, r.Instance, bench.FirstViolation(r.Err))
 		}
 	}
 	return nil

@@ -255,11 +255,21 @@ func WriteFeatureSummary(w io.Writer, results []FeatureResult) error {
 	}
 	for _, r := range results {
 		if r.Err != "" {
-			fmt.Fprintf(&b, "infeasible %s/%s: %s\n", r.Feature, r.Instance, r.Err)
+			fmt.Fprintf(&b, "infeasible %s/%s: %s\n", r.Feature, r.Instance, FirstViolation(r.Err))
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// FirstViolation shortens the violations CheckSolution lists, one a line,
+// to the first and how many more there are.
+func FirstViolation(err string) string {
+	first, rest, more := strings.Cut(err, "\n")
+	if !more {
+		return first
+	}
+	return fmt.Sprintf("%s (and %d more lines)", first, strings.Count(rest, "\n")+1)
 }
 
 // ReadFeatureResults reads rows written by RunFeatures, so that the rows

@@ -192,6 +192,18 @@ func TestFeaturePlansChecked(t *testing.T) {
 	}
 }
 
+func TestFirstViolation(t *testing.T) {
+	for in, want := range map[string]string{
+		"a":       "a",
+		"a\nb":    "a (and 1 more lines)",
+		"a\nb\nc": "a (and 2 more lines)",
+	} {
+		if got := FirstViolation(in); got != want {
+			t.Errorf("FirstViolation(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 func TestIsFeatureSet(t *testing.T) {
 	if IsFeatureSet(fstest.MapFS{"c101.txt": {}, "bks.csv": {}}) || !IsFeatureSet(fstest.MapFS{"c101.json": {}}) {
 		t.Error("a folder of instance files taken for a feature set, or the other way round")
