@@ -78,8 +78,8 @@ table of docs/PERFORMANCE.md:
 			if fleet && !realistic {
 				return errors.New("--fleet applies to --realistic")
 			}
-			if realistic && (flags.Changed("set") || flags.Changed("dir") || flags.Changed("instances")) {
-				return errors.New("--set, --dir and --instances apply to instance sets, not --realistic")
+			if realistic && (flags.Changed("set") || flags.Changed("dir") || flags.Changed("instances") || cfg.Relax) {
+				return errors.New("--set, --dir, --instances and --relax apply to instance sets, not --realistic")
 			}
 			if cpuProfile != "" {
 				stop, err := startCPUProfile(cpuProfile)

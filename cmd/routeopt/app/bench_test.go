@@ -133,6 +133,7 @@ func TestBenchSets(t *testing.T) {
 		{[]string{"--instances", "x*"}, "no instance in solomon matches x*"},
 		{[]string{"--realistic", "--set", "gh200-sample"}, "apply to instance sets, not --realistic"},
 		{[]string{"--realistic", "--dir", dir}, "apply to instance sets, not --realistic"},
+		{[]string{"--realistic", "--relax"}, "apply to instance sets, not --realistic"},
 	} {
 		if _, err := runBench(t, append(tc.args, "--seconds", "0.01")...); err == nil || !strings.Contains(err.Error(), tc.match) {
 			t.Errorf("bench %v: got %v, want an error mentioning %q", tc.args, err, tc.match)
