@@ -244,9 +244,8 @@ func (r *route) shortest(seq []int) (depart, ret int, ok bool) {
 	}
 	if !veh.OpenEnd {
 		t += r.p.Duration[from][veh.End]
-		places = append(places, t) // the end location, after the leg
 	}
-	for i, b := range veh.Breaks {
+	for i, b := range veh.Breaks { // at the end location, after the leg
 		add(b.End, t+brk[i+1])
 	}
 	add(veh.ShiftEnd, t+brk[len(brk)-1])
