@@ -1,6 +1,8 @@
 package app
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +20,9 @@ import (
 // newBenchCommand is `routeopt bench`: the solver on a set of Solomon /
 // Gehring–Homberger instances (embedded, or a folder) under the DIMACS
 // convention, every solution checked independently and compared with
-// bks.csv.
+// bks.csv; or on a feature set, each plan checked against every rule of
+// the fleet model and compared with the plan of the instance without its
+// feature.
 func newBenchCommand() *cobra.Command {
 	var cfg bench.Config
 	var set, dir, instanceGlobs, out string
@@ -26,7 +30,7 @@ func newBenchCommand() *cobra.Command {
 	var summarize, ablate, cpuProfile string
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Benchmark the solver on Solomon-format VRPTW instances (DIMACS convention)",
+		Short: "Benchmark the solver on VRPTW instances (DIMACS convention) and on feature sets of real fleets",
 		Long: `Solves every instance of a benchmark set (files *.txt, optionally filtered by
 --instances, comma-separated globs on the name without .txt) under the DIMACS
 convention (distance = time = floor(10 x Euclidean), times x 10, distance only,
@@ -35,7 +39,12 @@ a CSV row per instance, then a summary per class (gaps against the dimacs_int10
 rows of the set's bks.csv). The binary carries these sets; --set picks one:
 
 ` + setList() + `
---dir reads a folder of files in the same format instead, with its bks.csv if
+A feature set is a folder of overlays (*.json), each adding one feature of real
+fleets (breaks, several windows, skills, ...) to a Solomon or Gehring–Homberger
+instance; its rows give the served orders, their total priority and the cost of
+each plan, checked against every rule of the problem, and with --relax also the
+plan of the same instance without the feature and the gap to it.
+--dir reads a folder of files in either format instead, with its bks.csv if
 there is one. With --summarize it only prints the joint summary of CSV files
 written before (for example by two processes that each ran half of a set).
 With --realistic it solves the 500-order city problem instead (with --fleet,
@@ -69,8 +78,8 @@ table of docs/PERFORMANCE.md:
 			if fleet && !realistic {
 				return errors.New("--fleet applies to --realistic")
 			}
-			if realistic && (flags.Changed("set") || flags.Changed("dir") || flags.Changed("instances")) {
-				return errors.New("--set, --dir and --instances apply to instance sets, not --realistic")
+			if realistic && (flags.Changed("set") || flags.Changed("dir") || flags.Changed("instances") || cfg.Relax) {
+				return errors.New("--set, --dir, --instances and --relax apply to instance sets, not --realistic")
 			}
 			if cpuProfile != "" {
 				stop, err := startCPUProfile(cpuProfile)
@@ -88,6 +97,10 @@ table of docs/PERFORMANCE.md:
 			if cfg.FS, cfg.Source, err = benchSource(set, flags.Changed("set"), dir); err != nil {
 				return err
 			}
+			features := bench.IsFeatureSet(cfg.FS)
+			if cfg.Relax && !features {
+				return fmt.Errorf("--relax applies to feature sets, and %s is not one", cfg.Source)
+			}
 			for _, p := range strings.Split(instanceGlobs, ",") {
 				if p = strings.TrimSpace(p); p != "" {
 					cfg.Instances = append(cfg.Instances, p)
@@ -102,6 +115,9 @@ table of docs/PERFORMANCE.md:
 				}
 				defer f.Close()
 				w, summary = f, cmd.OutOrStdout()
+			}
+			if features {
+				return runFeatures(ctx, cfg, w, summary)
 			}
 			results, err := bench.Run(ctx, cfg, w)
 			if len(results) > 0 {
@@ -135,7 +151,28 @@ table of docs/PERFORMANCE.md:
 	f.IntVar(&cfg.Iterations, "iterations", 0, "stop each instance after this many iterations of the search, or at --seconds if that comes first: a fixed amount of work, reproducible with --seed (0 = no limit)")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file (pprof format, for go tool pprof)")
 	f.StringVar(&ablate, "ablate", "", "comma-separated pieces of the solver to turn off (listed above); empty = the full solver")
+	f.BoolVar(&cfg.Relax, "relax", false, "with a feature set, also solve each instance without its feature and report the gap to it (twice the time)")
 	return cmd
+}
+
+// runFeatures runs a feature set: a CSV row per instance to w, the
+// summary to summary, and an error when a plan breaks a rule.
+func runFeatures(ctx context.Context, cfg bench.Config, w, summary io.Writer) error {
+	results, err := bench.RunFeatures(ctx, cfg, w)
+	if len(results) > 0 {
+		if serr := bench.WriteFeatureSummary(summary, results); serr != nil && err == nil {
+			err = serr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	for _, r := range results {
+		if !r.Feasible || r.Relaxed && !r.RelaxedFeasible {
+			return fmt.Errorf("%s/%s: infeasible plan: %s", r.Feature, r.Instance, bench.FirstViolation(r.Err))
+		}
+	}
+	return nil
 }
 
 // setList is the embedded sets for --help, one per line.
@@ -190,20 +227,37 @@ func startCPUProfile(path string) (stop func(), err error) {
 	}, nil
 }
 
-// summarizeFiles prints the joint summary of CSV files written by bench.
+// summarizeFiles prints the joint summary of CSV files written by bench:
+// of instance sets, of feature sets, or of both, each kind in its table.
 func summarizeFiles(w io.Writer, files []string) error {
 	var all []bench.Result
+	var features []bench.FeatureResult
 	for _, name := range files {
-		f, err := os.Open(strings.TrimSpace(name))
+		data, err := os.ReadFile(strings.TrimSpace(name))
 		if err != nil {
 			return err
 		}
-		res, err := bench.ReadResults(f)
-		_ = f.Close() // read only: everything was read or err says why
+		if strings.HasPrefix(string(data), strings.Join(bench.FeatureHeader, ",")+"\n") {
+			res, err := bench.ReadFeatureResults(bytes.NewReader(data))
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			features = append(features, res...)
+			continue
+		}
+		res, err := bench.ReadResults(bytes.NewReader(data))
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		all = append(all, res...)
 	}
-	return bench.WriteSummary(w, all)
+	if len(all) > 0 || len(features) == 0 {
+		if err := bench.WriteSummary(w, all); err != nil {
+			return err
+		}
+	}
+	if len(features) > 0 {
+		return bench.WriteFeatureSummary(w, features)
+	}
+	return nil
 }

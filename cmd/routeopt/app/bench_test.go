@@ -133,9 +133,55 @@ func TestBenchSets(t *testing.T) {
 		{[]string{"--instances", "x*"}, "no instance in solomon matches x*"},
 		{[]string{"--realistic", "--set", "gh200-sample"}, "apply to instance sets, not --realistic"},
 		{[]string{"--realistic", "--dir", dir}, "apply to instance sets, not --realistic"},
+		{[]string{"--realistic", "--relax"}, "apply to instance sets, not --realistic"},
 	} {
 		if _, err := runBench(t, append(tc.args, "--seconds", "0.01")...); err == nil || !strings.Contains(err.Error(), tc.match) {
 			t.Errorf("bench %v: got %v, want an error mentioning %q", tc.args, err, tc.match)
 		}
+	}
+}
+
+// TestBenchFeatureSets: --set runs a feature set from any directory, with
+// --relax the instance without its feature beside it; --dir runs a
+// folder of overlays; --summarize sums up rows of feature sets; --relax
+// is refused for an instance set.
+func TestBenchFeatureSets(t *testing.T) {
+	t.Chdir(t.TempDir())
+	csv := filepath.Join(t.TempDir(), "priority.csv")
+	out, err := runBench(t, "--set", "priority", "--instances", "c201", "--seconds", "60", "--iterations", "5", "--relax", "--out", csv)
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// instance,feature,customers,vehicles,routes,served,priority,cost,seconds,feasible,relaxed_served,relaxed_priority,relaxed_cost,relaxed_feasible,gap_pct
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[1], "c201,priority,100,2,") {
+		t.Fatalf("csv %q", data)
+	}
+	row := strings.Split(lines[1], ",")
+	if row[9] != "true" || row[13] != "true" || row[10] == "" {
+		t.Fatalf("want feasible plans with and without priorities, got %q", lines[1])
+	}
+	if !strings.Contains(out, "priority          1          0") {
+		t.Fatalf("summary %q", out)
+	}
+	sum, err := runBench(t, "--summarize", csv)
+	if err != nil || !strings.Contains(sum, "priority          1          0") {
+		t.Fatalf("summarize: %v\n%s", err, sum)
+	}
+
+	dir := t.TempDir()
+	overlay := `{"format": "routeopt-features/1", "base": "solomon/r101", "feature": "none", "fleet": [{"count": 100}], "orders": {}}`
+	if err := os.WriteFile(filepath.Join(dir, "r101.json"), []byte(overlay), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runBench(t, "--dir", dir, "--seconds", "60", "--iterations", "5"); err != nil || !strings.Contains(out, "r101,none,100,100,") {
+		t.Fatalf("bench --dir of an overlay: %v\n%s", err, out)
+	}
+	if _, err := runBench(t, "--set", "solomon", "--relax", "--seconds", "1"); err == nil || !strings.Contains(err.Error(), "--relax applies to feature sets, and solomon is not one") {
+		t.Fatalf("--relax on an instance set: %v", err)
 	}
 }

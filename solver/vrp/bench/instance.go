@@ -2,7 +2,10 @@
 // instances under the DIMACS convention (the sets and the convention are
 // described in instances/README.md), checks every solution with a checker
 // that shares no code with the solver's evaluation, and compares the
-// distance with the best-known solutions.
+// distance with the best-known solutions. It also runs the feature sets,
+// overlays that add one feature of real fleets to those instances
+// (overlay.go, derived by derive.go), and checks their plans against
+// every rule of the fleet model (CheckSolution).
 package bench
 
 import (

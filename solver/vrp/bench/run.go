@@ -85,6 +85,9 @@ type Config struct {
 	// Ablation turns pieces of the solver off (see ParseAblation); the
 	// zero value is the full solver.
 	Ablation ablation.Switches
+	// Relax also solves each instance of a feature set with its feature
+	// removed (Overlay.Relaxed), for the gap to it.
+	Relax bool
 }
 
 // Result is one instance's row.
@@ -119,17 +122,21 @@ func Class(name string) string {
 }
 
 // Files lists the instance files of cfg in name order.
-func (cfg Config) Files() ([]string, error) {
+func (cfg Config) Files() ([]string, error) { return cfg.files("instance", ".txt") }
+
+// files lists the files of cfg named *ext (kind says what they are, in
+// messages) whose names without ext match cfg.Instances, in name order.
+func (cfg Config) files(kind, ext string) ([]string, error) {
 	if cfg.FS == nil {
 		return nil, errors.New("no instance files given: Config.FS is nil")
 	}
-	all, err := fs.Glob(cfg.FS, "*.txt")
+	all, err := fs.Glob(cfg.FS, "*"+ext)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, f := range all {
-		name := strings.TrimSuffix(f, ".txt")
+		name := strings.TrimSuffix(f, ext)
 		keep := len(cfg.Instances) == 0
 		for _, pat := range cfg.Instances {
 			ok, err := path.Match(pat, name)
@@ -144,7 +151,7 @@ func (cfg Config) Files() ([]string, error) {
 	}
 	switch {
 	case len(all) == 0:
-		return nil, fmt.Errorf("no instance file (*.txt) in %s", cfg.Source)
+		return nil, fmt.Errorf("no %s file (*%s) in %s", kind, ext, cfg.Source)
 	case len(out) == 0:
 		return nil, fmt.Errorf("no instance in %s matches %s", cfg.Source, strings.Join(cfg.Instances, ","))
 	}
@@ -168,15 +175,9 @@ func (r Result) Row() []string {
 		bks, gap, strconv.FormatFloat(r.Seconds, 'f', 2, 64), strconv.FormatBool(r.Feasible)}
 }
 
-// RunOne solves the instance file of cfg.FS and checks the solution.
-func RunOne(ctx context.Context, file string, cfg Config, bks map[string]int) (Result, error) {
-	in, err := ParseFS(cfg.FS, file)
-	if err != nil {
-		return Result{}, fmt.Errorf("%s: %w", cfg.Source, err)
-	}
-	name := strings.TrimSuffix(file, ".txt")
-	res := Result{Instance: name, Class: Class(name), Customers: in.Customers(), BKS: bks[strings.ToLower(name)], GapPct: math.NaN()}
-	p := in.Problem()
+// solve runs the solver on p as cfg says, and returns the plan and the
+// seconds it took (of CPU time with cfg.CPUTime).
+func (cfg Config) solve(ctx context.Context, p *vrp.Problem) (*vrp.Solution, float64, error) {
 	opt := vrp.Options{
 		TimeLimit: time.Duration(cfg.Seconds * float64(time.Second)),
 		Seed:      cfg.Seed, Threads: cfg.Threads, MaxIterations: cfg.Iterations,
@@ -189,7 +190,19 @@ func RunOne(ctx context.Context, file string, cfg Config, bks map[string]int) (R
 	}
 	t0 := now()
 	sol, err := vrp.Solve(ctx, p, opt)
-	res.Seconds = now().Sub(t0).Seconds()
+	return sol, now().Sub(t0).Seconds(), err
+}
+
+// RunOne solves the instance file of cfg.FS and checks the solution.
+func RunOne(ctx context.Context, file string, cfg Config, bks map[string]int) (Result, error) {
+	in, err := ParseFS(cfg.FS, file)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", cfg.Source, err)
+	}
+	name := strings.TrimSuffix(file, ".txt")
+	res := Result{Instance: name, Class: Class(name), Customers: in.Customers(), BKS: bks[strings.ToLower(name)], GapPct: math.NaN()}
+	sol, seconds, err := cfg.solve(ctx, in.Problem())
+	res.Seconds = seconds
 	if err != nil {
 		return res, fmt.Errorf("%s: %w", name, err)
 	}

@@ -30,7 +30,9 @@ func TestSets(t *testing.T) {
 	}
 	var names []string
 	for _, s := range instances.All() {
-		names = append(names, s.Name)
+		if !s.Features {
+			names = append(names, s.Name)
+		}
 	}
 	var want []string
 	for _, tt := range tests {
@@ -89,5 +91,76 @@ func TestOpenUnknown(t *testing.T) {
 	}
 	if _, err := instances.Open(instances.Default); err != nil {
 		t.Errorf("the default set: %v", err)
+	}
+}
+
+// TestFeatureSets: every feature set holds one overlay per base instance
+// and nothing else, each the file the generator (hack/fleetgen) writes
+// today, applying to its base instance with and without its feature; and
+// the sets stay small.
+func TestFeatureSets(t *testing.T) {
+	var sets []string
+	for _, s := range instances.All() {
+		if s.Features {
+			sets = append(sets, s.Name)
+		}
+	}
+	if want := []string{"breaks", "windows", "skills", "loads", "duration", "priority", "startend"}; !slices.Equal(sets, want) {
+		t.Fatalf("feature sets %v, want %v", sets, want)
+	}
+	total := 0
+	for _, set := range sets {
+		fsys, err := instances.Open(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := fs.Glob(fsys, "*")
+		if err != nil || len(files) != len(bench.FeatureBases) {
+			t.Fatalf("%s: files %v (%v), want one per base instance %v", set, files, err, bench.FeatureBases)
+		}
+		for _, base := range bench.FeatureBases {
+			_, name, _ := strings.Cut(base, "/")
+			data, err := fs.ReadFile(fsys, name+".json")
+			if err != nil {
+				t.Fatal(err)
+			}
+			total += len(data)
+			o, err := bench.FeatureOverlay(set, base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want bytes.Buffer
+			if err := o.Encode(&want); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(data, want.Bytes()) {
+				t.Errorf("%s/%s.json is not what the generator writes: run go generate ./solver/vrp/bench/instances", set, name)
+			}
+			got, err := bench.ParseOverlay(bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("%s/%s.json: %v", set, name, err)
+			}
+			if got.Base != base || got.Feature != set {
+				t.Errorf("%s/%s.json: base %s, feature %s", set, name, got.Base, got.Feature)
+			}
+			baseSet, _, _ := strings.Cut(base, "/")
+			bfs, err := instances.Open(baseSet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := bench.ParseFS(bfs, name+".txt")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := got.Problem(in); err != nil {
+				t.Errorf("%s/%s.json: %v", set, name, err)
+			}
+			if _, err := got.Relaxed().Problem(in); err != nil {
+				t.Errorf("%s/%s.json relaxed: %v", set, name, err)
+			}
+		}
+	}
+	if total > 2<<20 {
+		t.Errorf("the feature sets take %d bytes, more than 2 MiB", total)
 	}
 }
