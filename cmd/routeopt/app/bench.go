@@ -49,8 +49,8 @@ there is one. With --summarize it only prints the joint summary of CSV files
 written before (for example by two processes that each ran half of a set).
 With --realistic it solves the 500-order city problem instead (with --fleet,
 with every fleet constraint on) and reports the time to the first plan, the
-distance saving against the baseline and the peak memory. With --ablate it turns pieces of the solver off, for the ablation
-table of docs/PERFORMANCE.md:
+distance saving against the baseline and the peak memory. With --ablate it
+turns pieces of the solver off, for the ablation table of docs/PERFORMANCE.md:
 
 ` + bench.AblationPieces(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
