@@ -1,6 +1,8 @@
 package webserver
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -31,6 +33,7 @@ func specFromRequest(in *schema.OptimizationIn) v1alpha1.OptimizationSpec {
 		spec.Fleet = &v1alpha1.Fleet{
 			Count: int32(f.Count), Capacity: f.Capacity, ShiftStart: f.ShiftStart, ShiftEnd: f.ShiftEnd,
 			FixedCost: f.FixedCost, NamePrefix: f.NamePrefix,
+			VehicleConstraints: vehicleConstraints(&f.VehicleConstraintsIn),
 		}
 	}
 	return spec
@@ -49,14 +52,78 @@ func InputFromRequest(in *schema.OptimizationIn) *v1alpha1.Input {
 			Demand: ptr.To(o.Demand), ServiceMinutes: ptr.To(o.ServiceMinutes),
 			TimeWindowStart: o.TimeWindowStart, TimeWindowEnd: o.TimeWindowEnd,
 			Customer: o.Customer, Phone: o.Phone, Notes: o.Notes,
+			TimeWindows: timeWindows(o.TimeWindows), Skills: skills(o.Skills), Loads: loads(o.Loads),
+			Priority: nonZero(o.Priority),
 		})
 	}
 	for _, v := range in.Vehicles {
 		doc.Vehicles = append(doc.Vehicles, v1alpha1.Vehicle{
 			ID: v.ID, Capacity: v.Capacity, Driver: v.Driver, ShiftStart: v.ShiftStart, ShiftEnd: v.ShiftEnd, FixedCost: v.FixedCost,
+			VehicleConstraints: vehicleConstraints(&v.VehicleConstraintsIn),
 		})
 	}
 	return doc
+}
+
+// The fleet constraints map field by field; an unset one, or one at its
+// default (priority 0, no skills, open_end false), stays unset, so the input
+// document of a request without them is what it was before they existed.
+
+func vehicleConstraints(c *schema.VehicleConstraintsIn) v1alpha1.VehicleConstraints {
+	out := v1alpha1.VehicleConstraints{
+		Skills: skills(c.Skills), Start: location(c.Start), End: location(c.End),
+		MaxDurationMinutes: int32(ptr.Deref(c.MaxDurationMinutes, 0)), MaxStops: int32(ptr.Deref(c.MaxStops, 0)),
+		MaxDistanceKm: ptr.Deref(c.MaxDistanceKm, 0),
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Capacities)) {
+		out.Capacities = append(out.Capacities, v1alpha1.DimensionCapacity{Name: name, Value: c.Capacities[name]})
+	}
+	for _, b := range c.Breaks {
+		out.Breaks = append(out.Breaks, v1alpha1.Break{Start: b.Start, End: b.End, Minutes: int32(b.Minutes)})
+	}
+	if c.OpenEnd {
+		out.OpenEnd = ptr.To(true)
+	}
+	return out
+}
+
+func timeWindows(in []schema.TimeWindowIn) []v1alpha1.TimeWindow {
+	var out []v1alpha1.TimeWindow
+	for _, w := range in {
+		out = append(out, v1alpha1.TimeWindow{Start: w.Start, End: w.End})
+	}
+	return out
+}
+
+// loads lists named amounts by name, so the same request always stores the
+// same document.
+func loads(in map[string]float64) []v1alpha1.DimensionLoad {
+	var out []v1alpha1.DimensionLoad
+	for _, name := range slices.Sorted(maps.Keys(in)) {
+		out = append(out, v1alpha1.DimensionLoad{Name: name, Value: in[name]})
+	}
+	return out
+}
+
+func skills(in []string) []string {
+	if len(in) == 0 {
+		return nil
+	}
+	return slices.Clone(in)
+}
+
+func location(d *schema.DepotIn) *v1alpha1.Location {
+	if d == nil {
+		return nil
+	}
+	return &v1alpha1.Location{Label: d.Label, Address: d.Address, Latitude: d.Latitude, Longitude: d.Longitude}
+}
+
+func nonZero(v int) *int32 {
+	if v == 0 {
+		return nil
+	}
+	return ptr.To(int32(v))
 }
 
 func int32Ptr(v *int) *int32 {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
 )
 
@@ -114,4 +115,59 @@ func FuzzDecodeInput(f *testing.F) {
 			t.Fatalf("round trip changed the counts: %d/%d orders, %d/%d vehicles", len(back.Orders), len(in.Orders), len(back.Vehicles), len(in.Vehicles))
 		}
 	})
+}
+
+// The fleet constraints travel through the input document: what EncodeInput
+// stores decodes to the same orders and vehicles, and a document written by
+// hand names them as the spec does.
+func TestInputCarriesFleetConstraints(t *testing.T) {
+	doc := &Input{
+		Orders: []Order{{
+			ID: "A-1", Latitude: ptr.To(52.5), Longitude: ptr.To(13.4),
+			TimeWindows: []TimeWindow{{Start: "09:00", End: "10:00"}, {Start: "14:00", End: "16:00"}},
+			Skills:      []string{"fridge"},
+			Loads:       []DimensionLoad{{Name: "volume_l", Value: 0}, {Name: "weight_kg", Value: 120.5}},
+			Priority:    ptr.To[int32](80),
+		}},
+		Vehicles: []Vehicle{{
+			ID: "van-1", Capacity: 10,
+			VehicleConstraints: VehicleConstraints{
+				Skills:             []string{"fridge", "lift"},
+				Capacities:         []DimensionCapacity{{Name: "volume_l", Value: 3000}, {Name: "weight_kg", Value: 1000}},
+				Breaks:             []Break{{Start: "11:30", End: "13:30", Minutes: 30}},
+				MaxDurationMinutes: 480, MaxDistanceKm: 250.5, MaxStops: 40,
+				Start:   &Location{Label: ptr.To("Yard"), Address: ptr.To("Yard Street 1")},
+				End:     &Location{Latitude: ptr.To(52.4), Longitude: ptr.To(13.3)},
+				OpenEnd: ptr.To(false),
+			},
+		}},
+	}
+	data, sum, err := EncodeInput(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := DecodeInput(map[string][]byte{InputDataKey: data}, nil, sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !equality.Semantic.DeepEqual(got, doc) {
+		t.Errorf("decoded %+v, want %+v", got, doc)
+	}
+
+	plain := `{"orders":[{"id":"A-1","latitude":52.5,"longitude":13.4,"timeWindows":[{"start":"09:00","end":"10:00"}],"skills":["fridge"],"loads":[{"name":"weight_kg","value":1}],"priority":5}],` +
+		`"vehicles":[{"id":"van-1","capacity":10,"skills":["fridge"],"capacities":[{"name":"weight_kg","value":2}],"breaks":[{"start":"12:00","end":"13:00","minutes":30}],` +
+		`"maxDurationMinutes":60,"maxDistanceKm":12.5,"maxStops":3,"start":{"address":"Yard Street 1"},"openEnd":true}]}`
+	in, err := DecodeInput(nil, map[string]string{InputPlainKey: plain}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, v := in.Orders[0], in.Vehicles[0]
+	if len(o.TimeWindows) != 1 || o.Skills[0] != "fridge" || o.Loads[0].Value != 1 || *o.Priority != 5 ||
+		v.Capacities[0].Value != 2 || v.Breaks[0].Minutes != 30 || v.MaxDurationMinutes != 60 || v.MaxDistanceKm != 12.5 ||
+		v.MaxStops != 3 || *v.Start.Address != "Yard Street 1" || v.End != nil || !*v.OpenEnd {
+		t.Errorf("decoded %+v", in)
+	}
+	if _, err := DecodeInput(nil, map[string]string{InputPlainKey: `{"orders":[{"id":"A-1","timeWindow":[]}]}`}, ""); err == nil || !strings.Contains(err.Error(), `unknown field "timeWindow"`) {
+		t.Errorf("a misspelt constraint: %v", err)
+	}
 }

@@ -156,8 +156,10 @@ type Depot struct {
 // (depot, fleet, spec) stay CEL rules and refuse at admission.
 
 // Order is one delivery. It needs an address or both latitude and longitude,
-// and its time window must not end before it starts; an Optimization breaking
-// this fails with errorCode invalid_input.
+// and its time window must not end before it starts; its timeWindows do not
+// go with timeWindowStart and timeWindowEnd, and each starts after the
+// previous one ends. An Optimization breaking this fails with errorCode
+// invalid_input.
 type Order struct {
 	// id is the caller's own reference, returned as order_ref.
 	// +required
@@ -228,10 +230,41 @@ type Order struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=500
 	Notes *string `json:"notes,omitempty"`
+	// timeWindows are the windows service may start in, in time order,
+	// each starting after the previous one ends; instead of timeWindowStart
+	// and timeWindowEnd.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=4
+	TimeWindows []TimeWindow `json:"timeWindows,omitempty"`
+	// skills the serving vehicle must all have (case-sensitive).
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=10
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=40
+	Skills []string `json:"skills,omitempty"`
+	// loads are the order's amounts in named dimensions, counted against the
+	// vehicles' capacities of the same names.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=4
+	Loads []DimensionLoad `json:"loads,omitempty"`
+	// priority decides, when not every order fits, which are served: the
+	// larger total priority first, then more orders, then the lower cost;
+	// 0 when absent.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	Priority *int32 `json:"priority,omitempty"`
 }
 
 // Vehicle is one individually described van. Its shift must not end before
-// it starts; an Optimization breaking this fails with errorCode invalid_input.
+// it starts, and its constraints follow VehicleConstraints' rules; an
+// Optimization breaking this fails with errorCode invalid_input.
 type Vehicle struct {
 	// id is returned as vehicle_ref.
 	// +required
@@ -267,10 +300,20 @@ type Vehicle struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=1000000
 	FixedCost float64 `json:"fixedCost,omitempty"` //nolint:kubeapilinter // floats on purpose: requests round-trip exactly
+
+	VehicleConstraints `json:",inline"`
 }
 
-// Fleet is N identical vans.
+// Fleet is N identical vans; its constraints apply to each.
 // +kubebuilder:validation:XValidation:rule="self.shiftStart <= self.shiftEnd",message="shiftStart must not be after shiftEnd"
+// +kubebuilder:validation:XValidation:rule="!has(self.breaks) || self.breaks.all(b, int(b.start.substring(0, 2)) * 60 + int(b.start.substring(3, 5)) + b.minutes <= int(b.end.substring(0, 2)) * 60 + int(b.end.substring(3, 5)))",message="each break's minutes must fit between its start and end"
+// +kubebuilder:validation:XValidation:rule="!has(self.breaks) || self.breaks.all(b, self.shiftStart <= b.start && b.end <= self.shiftEnd)",message="breaks must lie inside the shift"
+// +kubebuilder:validation:XValidation:rule="!has(self.breaks) || size(self.breaks) < 2 || (self.breaks[0].start <= self.breaks[1].start && self.breaks[0].end <= self.breaks[1].end && (size(self.breaks) < 3 || (self.breaks[1].start <= self.breaks[2].start && self.breaks[1].end <= self.breaks[2].end)))",message="breaks are taken in the listed order: each must start and end no earlier than the one before"
+// +kubebuilder:validation:XValidation:rule="!has(self.end) || !has(self.openEnd) || !self.openEnd",message="give either end or openEnd, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.start) || (has(self.start.address) && size(self.start.address) > 0) || (has(self.start.latitude) && has(self.start.longitude))",message="start needs an address or both latitude and longitude"
+// +kubebuilder:validation:XValidation:rule="!has(self.start) || has(self.start.latitude) == has(self.start.longitude)",message="start: latitude and longitude go together"
+// +kubebuilder:validation:XValidation:rule="!has(self.end) || (has(self.end.address) && size(self.end.address) > 0) || (has(self.end.latitude) && has(self.end.longitude))",message="end needs an address or both latitude and longitude"
+// +kubebuilder:validation:XValidation:rule="!has(self.end) || has(self.end.latitude) == has(self.end.longitude)",message="end: latitude and longitude go together"
 type Fleet struct {
 	// count is the number of vans.
 	// +required
@@ -308,6 +351,8 @@ type Fleet struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
 	NamePrefix string `json:"namePrefix,omitempty"`
+
+	VehicleConstraints `json:",inline"`
 }
 
 // Options tune the solve.

@@ -43,6 +43,11 @@ type KPIs struct {
 	PerVehicle        []VehicleKPI `json:"per_vehicle"`
 }
 
+// The fields of the fleet constraints (named dimensions, start and end,
+// breaks) are written only when the request used them, so the result of a
+// request without them is the document it was before they existed: nil
+// leaves them out, while an empty list or object is written as one.
+
 // VehicleKPI is one entry of kpis.per_vehicle.
 // +kubebuilder:object:generate=false
 type VehicleKPI struct {
@@ -51,6 +56,10 @@ type VehicleKPI struct {
 	DistanceM  int64   `json:"distance_m"`
 	Load       float64 `json:"load"`
 	Capacity   float64 `json:"capacity"`
+	// Loads and Capacities are the load carried and the vehicle's capacity
+	// in each named dimension; only when the request named dimensions.
+	Loads      map[string]float64 `json:"loads,omitzero"`
+	Capacities map[string]float64 `json:"capacities,omitzero"`
 }
 
 // Route is one vehicle's plan.
@@ -59,14 +68,84 @@ type Route struct {
 	VehicleRef string  `json:"vehicle_ref"`
 	DriverName *string `json:"driver_name"`
 	DepartS    int     `json:"depart_s"`
-	ReturnS    int     `json:"return_s"`
-	DistanceM  int64   `json:"distance_m"`
-	Load       float64 `json:"load"`
-	Capacity   float64 `json:"capacity"`
-	Stops      []Stop  `json:"stops"`
-	// Polyline is Google's encoded polyline (precision 1e5) from the depot
-	// through the stops back to the depot. Served only with include_path=true.
+	// ReturnS is the return to the end (the depot unless the vehicle has
+	// another); for an open route, the last stop's DepartS.
+	ReturnS   int     `json:"return_s"`
+	DistanceM int64   `json:"distance_m"`
+	Load      float64 `json:"load"`
+	Capacity  float64 `json:"capacity"`
+	// Loads and Capacities are the route's load and the vehicle's capacity
+	// in each named dimension; only when the request named dimensions.
+	Loads      map[string]float64 `json:"loads,omitzero"`
+	Capacities map[string]float64 `json:"capacities,omitzero"`
+	// Start and End are where the route leaves from and ends; only when the
+	// request gave a vehicle or the fleet a start, an end or open_end, and
+	// then on every route.
+	Start *Place   `json:"start,omitempty"`
+	End   RouteEnd `json:"end,omitzero"`
+	// Breaks are the breaks taken on the route, in time order; only when the
+	// vehicle has breaks.
+	Breaks []RouteBreak `json:"breaks,omitzero"`
+	Stops  []Stop       `json:"stops"`
+	// Polyline is Google's encoded polyline (precision 1e5) from the start
+	// through the stops to the end (the depot for both unless the vehicle
+	// has others; no leg back for an open route). Served only with
+	// include_path=true.
 	Polyline string `json:"polyline,omitempty"`
+}
+
+// Place is where a route starts or ends. Address is the address it was
+// given by, "" when it was given by coordinates only.
+// +kubebuilder:object:generate=false
+type Place struct {
+	Latitude  float64 `json:"latitude"`
+	Longitude float64 `json:"longitude"`
+	Address   string  `json:"address"`
+}
+
+// RouteEnd is where a route ends: At, or nowhere for an open route (Open),
+// which ends at its last stop. Written as At, null when Open, and left out
+// when it is neither (a request without start, end and open_end).
+// +kubebuilder:object:generate=false
+type RouteEnd struct {
+	Open bool
+	At   *Place
+}
+
+// IsZero reports an end that is left out of the document.
+func (e RouteEnd) IsZero() bool { return !e.Open && e.At == nil }
+
+// MarshalJSON writes At, or null for an open route.
+func (e RouteEnd) MarshalJSON() ([]byte, error) {
+	if e.Open || e.At == nil {
+		return []byte("null"), nil
+	}
+	return json.Marshal(e.At)
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote: null is an open route.
+func (e *RouteEnd) UnmarshalJSON(data []byte) error {
+	if string(bytes.TrimSpace(data)) == "null" {
+		*e = RouteEnd{Open: true}
+		return nil
+	}
+	at := &Place{}
+	if err := json.Unmarshal(data, at); err != nil {
+		return err
+	}
+	*e = RouteEnd{At: at}
+	return nil
+}
+
+// RouteBreak is a break taken on a route, from StartS to EndS (seconds since
+// midnight). AfterSeq is the seq of the last stop served before it: 0 for a
+// break before the first stop's service (at the start, or while waiting at
+// the first stop).
+// +kubebuilder:object:generate=false
+type RouteBreak struct {
+	StartS   int `json:"start_s"`
+	EndS     int `json:"end_s"`
+	AfterSeq int `json:"after_seq"`
 }
 
 // Stop is one visit, in driving order.
@@ -86,7 +165,8 @@ type Stop struct {
 	LegTravelS   int     `json:"leg_travel_s"`
 	// Customer and the time window are the order's, copied beside the public
 	// API's fields (a routeopt extension) so a route table needs no second
-	// lookup; always present, null when the order had none.
+	// lookup; always present, null when the order had none. For an order
+	// with several windows, the window it was served in.
 	Customer        *string `json:"customer"`
 	TimeWindowStart *string `json:"time_window_start"`
 	TimeWindowEnd   *string `json:"time_window_end"`
@@ -108,7 +188,9 @@ type Warning struct {
 	OrderRef *string `json:"order_ref,omitempty"`
 }
 
-// Unassigned reasons decided by the pipeline (the solver decides the others).
+// Unassigned reasons decided by the pipeline (the solver decides the others:
+// too_large, window_unreachable, no_capacity, no_time, skills_missing and
+// route_limit).
 const (
 	UnassignedGeocodeFailed = "geocode_failed"
 )

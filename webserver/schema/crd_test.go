@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -99,7 +100,8 @@ func boundProbes(s apiextensionsv1.JSONSchemaProps) []probe {
 	return out
 }
 
-// set puts v at path in the JSON document doc (objects and lists).
+// set puts v at path in the JSON document doc (objects and lists). An
+// optional field on the way that doc lacks is filled with sample(name, 1).
 func set(doc any, path []any, v any) {
 	for i, k := range path {
 		last := i == len(path)-1
@@ -111,7 +113,7 @@ func set(doc any, path []any, v any) {
 				return
 			}
 			if m[k] == nil {
-				m[k] = map[string]any{}
+				m[k] = sample(k, 1)
 			}
 			doc = m[k]
 		case int:
@@ -122,6 +124,69 @@ func set(doc any, path []any, v any) {
 			doc = doc.([]any)[k]
 		}
 	}
+}
+
+// sample is a valid value of n items for the optional field name of a
+// request: lists whose items satisfy the list's rules together (windows
+// apart, breaks in order inside the default shift), n named dimensions
+// d-0, d-1..., a place for start and end, else an empty object.
+func sample(name string, n int) any {
+	items := make([]any, n)
+	for i := range items {
+		switch name {
+		case "time_windows":
+			items[i] = map[string]any{"start": fmt.Sprintf("%02d:00", 8+2*i), "end": fmt.Sprintf("%02d:30", 8+2*i)}
+		case "breaks":
+			items[i] = map[string]any{"start": fmt.Sprintf("08:%02d", 10*i), "end": fmt.Sprintf("16:%02d", 10*i), "minutes": 30}
+		case "skills":
+			items[i] = fmt.Sprint("skill-", i)
+		}
+	}
+	switch name {
+	case "time_windows", "breaks", "skills":
+		return items
+	case "loads", "capacities":
+		dims := map[string]any{}
+		for i := range n {
+			dims[fmt.Sprint("d-", i)] = 1
+		}
+		return dims
+	case "start", "end":
+		return map[string]any{"latitude": 52.5, "longitude": 13.4}
+	}
+	return map[string]any{}
+}
+
+// coverLoads gives the fleet or every vehicle of doc a capacity of 1 in
+// each dimension the orders' loads name, when they name at most four, so
+// that a probe of loads meets no other rule.
+func coverLoads(doc map[string]any) {
+	names := map[string]any{}
+	orders, _ := doc["orders"].([]any) // none in a webhook's body
+	for _, o := range orders {
+		if loads, ok := o.(map[string]any)["loads"].(map[string]any); ok {
+			for name := range loads {
+				names[name] = 1
+			}
+		}
+	}
+	if len(names) == 0 || len(names) > MaxDimensions {
+		return
+	}
+	if fleet, ok := doc["fleet"].(map[string]any); ok {
+		fleet["capacities"] = names
+	}
+	if vehicles, ok := doc["vehicles"].([]any); ok {
+		for _, v := range vehicles {
+			v.(map[string]any)["capacities"] = names
+		}
+	}
+}
+
+// isDimensionList tells a CRD list of named amounts (loads, capacities),
+// which the request writes as an object of name to amount.
+func isDimensionList(s apiextensionsv1.JSONSchemaProps) bool {
+	return s.Type == "array" && slices.Equal(s.XListMapKeys, []string{"name"})
 }
 
 // baseRequest is a valid request: a fleet, or individual vehicles.
@@ -165,6 +230,7 @@ func checkProbes(t *testing.T, field string, s apiextensionsv1.JSONSchemaProps, 
 	for _, p := range boundProbes(s) {
 		d := doc()
 		set(d, path, p.value)
+		coverLoads(d.(map[string]any))
 		body, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)
@@ -201,6 +267,10 @@ func TestRequestBoundsMatchTheOptimizationCRD(t *testing.T) {
 			}
 		case "array":
 			checkListBounds(t, field, s, path, decode)
+			if isDimensionList(s) {
+				checkDimensions(t, field, s, path, decode)
+				break
+			}
 			walk(field+"[]", *s.Items.Schema, append(slices.Clone(path), 0))
 		default:
 			checkProbes(t, field, s, path, doc, decode)
@@ -212,13 +282,55 @@ func TestRequestBoundsMatchTheOptimizationCRD(t *testing.T) {
 	}
 }
 
-// checkListBounds probes a list's minItems and maxItems with items that
-// differ only in their id.
+// checkDimensions probes the name and the value of a list of named
+// amounts, which the request writes as an object: the name is a key, the
+// value the amount at it.
+func checkDimensions(t *testing.T, field string, s apiextensionsv1.JSONSchemaProps, path []any, decode func([]byte) []Detail) {
+	t.Helper()
+	vehicles := slices.Contains(path, any("vehicles"))
+	item := s.Items.Schema.Properties
+	for _, p := range boundProbes(item["name"]) {
+		d := baseRequest(t, vehicles)
+		set(d, path, map[string]any{p.value.(string): 1})
+		coverLoads(d)
+		checkProbe(t, field+"[].name", p, path, d, decode)
+	}
+	valuePath := append(slices.Clone(path), "d-0")
+	for _, p := range boundProbes(item["value"]) {
+		d := baseRequest(t, vehicles)
+		set(d, valuePath, p.value)
+		coverLoads(d)
+		checkProbe(t, field+"[].value", p, valuePath, d, decode)
+	}
+}
+
+// checkProbe decodes doc, which holds probe p at path.
+func checkProbe(t *testing.T, field string, p probe, path []any, doc map[string]any, decode func([]byte) []Detail) {
+	t.Helper()
+	body, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	details := decode(body)
+	switch {
+	case p.accept && len(details) > 0:
+		t.Errorf("%s: the CRD's %s allows %.40v; request validation refuses it: %s", field, p.why, p.value, summary(details))
+	case !p.accept && !refusedAt(details, path):
+		t.Errorf("%s: the CRD's %s refuses %.40v; request validation does not %s", field, p.why, p.value, summary(details))
+	}
+}
+
+// checkListBounds probes a list's minItems and maxItems: orders and
+// vehicles that differ only in their id, sample items for a list inside
+// them (a list of named amounts is an object of that many names).
 func checkListBounds(t *testing.T, field string, s apiextensionsv1.JSONSchemaProps, path []any, decode func([]byte) []Detail) {
 	t.Helper()
 	base := baseRequest(t, path[0] == "vehicles")
-	item := base[path[0].(string)].([]any)[0].(map[string]any)
-	items := func(n int64) []any {
+	items := func(n int64) any {
+		if len(path) > 1 {
+			return sample(path[len(path)-1].(string), int(n))
+		}
+		item := base[path[0].(string)].([]any)[0].(map[string]any)
 		out := make([]any, n)
 		for i := range out {
 			c := map[string]any{}
@@ -240,12 +352,13 @@ func checkListBounds(t *testing.T, field string, s apiextensionsv1.JSONSchemaPro
 	for _, p := range probes {
 		d := baseRequest(t, path[0] == "vehicles")
 		set(d, path, p.value)
+		coverLoads(d)
 		body, err := json.Marshal(d)
 		if err != nil {
 			t.Fatal(err)
 		}
 		details := decode(body)
-		n := len(p.value.([]any))
+		n := reflect.ValueOf(p.value).Len()
 		switch {
 		case p.accept && len(details) > 0:
 			t.Errorf("%s: the CRD's %s allows %d items; request validation refuses them: %s", field, p.why, n, summary(details))

@@ -190,7 +190,7 @@ func (e *errs) optimizationIn(loc []any, in any) (*OptimizationIn, bool) {
 		o.Name, _ = e.optStr(at(loc, "name"), raw, strRule{max: 120})
 	}
 	if raw, ok := f.take("depot"); ok {
-		o.Depot, _ = e.depot(at(loc, "depot"), raw)
+		o.Depot, _ = e.location(at(loc, "depot"), raw, "depot")
 	} else {
 		e.missing(loc, "depot", f)
 	}
@@ -224,10 +224,15 @@ func (e *errs) optimizationIn(loc []any, in any) (*OptimizationIn, bool) {
 		e.valueError(loc, "either vehicles or fleet is required", in)
 		return nil, false
 	}
+	if !e.capacitiesCoverLoads(loc, o, in) {
+		return nil, false
+	}
 	return o, true
 }
 
-func (e *errs) depot(loc []any, in any) (DepotIn, bool) {
+// location reads a place in DepotIn's shape: the depot, or a vehicle's start
+// or end (what names it in the message of the location rule).
+func (e *errs) location(loc []any, in any, what string) (DepotIn, bool) {
 	var d DepotIn
 	f, ok := e.model(loc, in)
 	if !ok {
@@ -250,15 +255,15 @@ func (e *errs) depot(loc []any, in any) (DepotIn, bool) {
 	if e.n() > start {
 		return d, false
 	}
-	if msg := locationProblem("depot", d.Address, d.Latitude, d.Longitude); msg != "" {
+	if msg := locationProblem(what, d.Address, d.Latitude, d.Longitude); msg != "" {
 		e.valueError(loc, msg, in)
 		return d, false
 	}
 	return d, true
 }
 
-// locationProblem words v1alpha1.CheckLocation's verdict on a depot's or
-// an order's location; "" when it has one.
+// locationProblem words v1alpha1.CheckLocation's verdict on the location of
+// a depot, an order or a vehicle's start or end; "" when it has one.
 func locationProblem(what string, address *string, lat, lon *float64) string {
 	switch v1alpha1.CheckLocation(address, lat, lon) {
 	case v1alpha1.LocationUnpaired:
@@ -337,6 +342,7 @@ func (e *errs) order(loc []any, in any) (OrderIn, bool) {
 	e.optText(loc, f, "customer", &o.Customer, 200)
 	e.optText(loc, f, "phone", &o.Phone, 40)
 	e.optText(loc, f, "notes", &o.Notes, 500)
+	e.orderConstraints(loc, f, &o)
 	e.extras(loc, f)
 	if e.n() > start {
 		return o, false
@@ -344,6 +350,9 @@ func (e *errs) order(loc []any, in any) (OrderIn, bool) {
 	msg := locationProblem("order", o.Address, o.Latitude, o.Longitude)
 	if msg == "" && o.TimeWindowStart != nil && o.TimeWindowEnd != nil && *o.TimeWindowStart > *o.TimeWindowEnd {
 		msg = "time_window_start must not be after time_window_end"
+	}
+	if msg == "" && o.TimeWindows != nil && (o.TimeWindowStart != nil || o.TimeWindowEnd != nil) {
+		msg = "give either time_windows or time_window_start and time_window_end, not both"
 	}
 	if msg != "" {
 		e.valueError(loc, msg, in)
@@ -380,12 +389,13 @@ func (e *errs) vehicle(loc []any, in any) (VehicleIn, bool) {
 	if raw, ok := f.take("fixed_cost"); ok {
 		v.FixedCost, _ = e.float(at(loc, "fixed_cost"), raw, quantityRange)
 	}
+	e.vehicleConstraints(loc, f, &v.VehicleConstraintsIn)
 	e.extras(loc, f)
 	if e.n() > start {
 		return v, false
 	}
-	if v.ShiftStart > v.ShiftEnd {
-		e.valueError(loc, "shift_start must not be after shift_end", in)
+	if msg := shiftProblem(v.ShiftStart, v.ShiftEnd, &v.VehicleConstraintsIn); msg != "" {
+		e.valueError(loc, msg, in)
 		return v, false
 	}
 	return v, true
@@ -432,12 +442,13 @@ func (e *errs) fleet(loc []any, in any) (FleetIn, bool) {
 	if raw, ok := f.take("name_prefix"); ok {
 		fl.NamePrefix, _ = e.str(at(loc, "name_prefix"), raw, strRule{min: 1, max: 40})
 	}
+	e.vehicleConstraints(loc, f, &fl.VehicleConstraintsIn)
 	e.extras(loc, f)
 	if e.n() > start {
 		return fl, false
 	}
-	if fl.ShiftStart > fl.ShiftEnd {
-		e.valueError(loc, "shift_start must not be after shift_end", in)
+	if msg := shiftProblem(fl.ShiftStart, fl.ShiftEnd, &fl.VehicleConstraintsIn); msg != "" {
+		e.valueError(loc, msg, in)
 		return fl, false
 	}
 	return fl, true

@@ -45,6 +45,10 @@ func FuzzDecodeOptimizationIn(f *testing.F) {
 		withOptions(`{"strategy":"baseline","solver_seconds":"60"}`),
 		withDepot(`{"latitude":-0.0,"longitude":"inf"}`),
 		withOrders(`[{"id":"a","latitude":1,"longitude":2},{"id":"a","address":"x"}]`),
+		withFleetOrders(`[{"id":"o","address":"x","time_windows":[{"start":"09:00","end":"10:00"},{"start":"10:00","end":"11:00"}],"loads":{"kg":"1","":2},"priority":"7"}]`,
+			`{"count":1,"capacity":1,"capacities":{"kg":1},"breaks":[{"start":"12:00","end":"12:20","minutes":30}],"end":{"latitude":1},"open_end":true}`),
+		withVehicleOrders(`[{"id":"o","address":"x","skills":["fridge"],"loads":{"kg":1}}]`,
+			`[{"id":"v","capacity":1,"skills":["fridge"],"capacities":{"l":1},"max_distance_km":"0","max_stops":501,"start":{}}]`),
 	}
 	for _, s := range seeds {
 		f.Add([]byte(s))

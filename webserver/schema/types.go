@@ -32,7 +32,8 @@ type OptimizationIn struct {
 	Options  OptionsIn   `json:"options"`
 }
 
-// DepotIn is the depot: an address, or a latitude and longitude.
+// DepotIn is a place, an address or a latitude and longitude: the depot, or
+// where a vehicle's route starts or ends.
 type DepotIn struct {
 	Label     *string  `json:"label"`
 	Address   *string  `json:"address"`
@@ -43,7 +44,8 @@ type DepotIn struct {
 // HasAddress reports whether the depot has a usable (non-blank) address.
 func (d *DepotIn) HasAddress() bool { return v1alpha1.HasText(d.Address) }
 
-// OrderIn is one stop to serve. Demand defaults to 1, ServiceMinutes to 5.
+// OrderIn is one stop to serve. Demand defaults to 1, ServiceMinutes to 5,
+// Priority to 0.
 type OrderIn struct {
 	ID              string   `json:"id"`
 	Address         *string  `json:"address"`
@@ -60,6 +62,20 @@ type OrderIn struct {
 	Customer        *string  `json:"customer"`
 	Phone           *string  `json:"phone"`
 	Notes           *string  `json:"notes"`
+
+	// The fleet constraints are left out of CanonicalJSON when unset (or
+	// at their default), so a request without them hashes as it did
+	// before they existed.
+	TimeWindows []TimeWindowIn     `json:"time_windows,omitempty"`
+	Skills      []string           `json:"skills,omitempty"`
+	Loads       map[string]float64 `json:"loads,omitempty"`
+	Priority    int                `json:"priority,omitempty"`
+}
+
+// TimeWindowIn is one of an order's time windows, HH:MM.
+type TimeWindowIn struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
 }
 
 // HasAddress reports whether the order has a usable address: an empty or
@@ -74,10 +90,12 @@ type VehicleIn struct {
 	ShiftStart string  `json:"shift_start"`
 	ShiftEnd   string  `json:"shift_end"`
 	FixedCost  float64 `json:"fixed_cost"`
+
+	VehicleConstraintsIn
 }
 
 // FleetIn is Count identical vehicles, named NamePrefix (default "Vehicle")
-// plus a number by the caller.
+// plus a number by the caller; its constraints apply to each.
 type FleetIn struct {
 	Count      int     `json:"count"`
 	Capacity   float64 `json:"capacity"`
@@ -85,6 +103,30 @@ type FleetIn struct {
 	ShiftEnd   string  `json:"shift_end"`
 	FixedCost  float64 `json:"fixed_cost"`
 	NamePrefix string  `json:"name_prefix"`
+
+	VehicleConstraintsIn
+}
+
+// VehicleConstraintsIn are the fields VehicleIn and FleetIn share beyond
+// capacity and shift. Like OrderIn's fleet constraints, they are left out of
+// CanonicalJSON when unset.
+type VehicleConstraintsIn struct {
+	Skills             []string           `json:"skills,omitempty"`
+	Capacities         map[string]float64 `json:"capacities,omitempty"`
+	Breaks             []BreakIn          `json:"breaks,omitempty"`
+	MaxDurationMinutes *int               `json:"max_duration_minutes,omitempty"`
+	MaxDistanceKm      *float64           `json:"max_distance_km,omitempty"`
+	MaxStops           *int               `json:"max_stops,omitempty"`
+	Start              *DepotIn           `json:"start,omitempty"`
+	End                *DepotIn           `json:"end,omitempty"`
+	OpenEnd            bool               `json:"open_end,omitempty"`
+}
+
+// BreakIn is a vehicle's break: Minutes long, between Start and End (HH:MM).
+type BreakIn struct {
+	Start   string `json:"start"`
+	End     string `json:"end"`
+	Minutes int    `json:"minutes"`
 }
 
 // OptionsIn are the solver options. Strategy defaults to "optimized",
@@ -126,8 +168,9 @@ const (
 )
 
 // CanonicalJSON marshals the decoded, defaulted request deterministically:
-// fields in declaration order, every field present (null when unset), numbers
-// as Go prints float64, no HTML escaping, no trailing newline. Two requests
+// fields in declaration order, every field present (null when unset) but the
+// fleet constraints (absent when unset), keys of load and capacity objects
+// sorted, numbers as Go prints float64, no HTML escaping, no trailing newline. Two requests
 // that differ only in key order, whitespace, duplicate keys, omitted
 // defaults or equivalent coercions ("2", 2.0, 2) give the same bytes, which
 // makes it suitable for idempotency hashing.
