@@ -11,9 +11,9 @@ import (
 
 // TestTiles runs dev mode with --map-tile-url pointing at a tile server of
 // the test's own: the map is Leaflet on those tiles, with the routes, the
-// stops, the depot and the attribution; images come from the tile server
-// (which the CSP allows, and nothing else outside) and every other request
-// stays on the origin.
+// stops, the depot and the attribution, and the places where routes start
+// and end; images come from the tile server (which the CSP allows, and
+// nothing else outside) and every other request stays on the origin.
 func TestTiles(t *testing.T) {
 	requireChromium(t)
 	t.Parallel()
@@ -71,6 +71,22 @@ func TestTiles(t *testing.T) {
 	if n == 0 {
 		t.Error("the tile server served no tile")
 	}
+
+	// A plan whose routes start and end elsewhere than the depot: Leaflet
+	// marks the same places as the offline map.
+	f := c.create(t, smallProblem("Fleet on tiles"))
+	c.waitStatus(t, f.ID, "completed")
+	storeResult(t, d, f.ID, fleetResult(f.ID))
+	p.navigate("/portal/optimizations/" + f.ID)
+	p.waitVisible("#route-map .leaflet-container")
+	p.waitCount("#route-map .route-path", 3)
+	p.waitCount("#route-map .place-marker", 3)
+	places := eval[[]string](p, `Array.from(document.querySelectorAll("#route-map .place-marker")).map(m =>
+		[...m.classList].filter(c => c.endsWith("-marker") && c !== "place-marker").join(" ") + " " + m.dataset.startRoutes + "/" + m.dataset.endRoutes).sort()`)
+	if want := []string{"depot-marker 1 2/0", "route-end-marker /2", "route-start-marker 0/"}; strings.Join(places, ", ") != strings.Join(want, ", ") {
+		t.Errorf("place markers (class starts/ends) %q, want %q", places, want)
+	}
+
 	for _, r := range p.Requests() {
 		if strings.HasPrefix(r.URL, tiles.URL) && (r.Type != "Image" || !tilePath.MatchString(strings.TrimPrefix(r.URL, tiles.URL))) {
 			t.Errorf("the page asked the tile server for %s (%s), not a tile image", r.URL, r.Type)

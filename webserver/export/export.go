@@ -1,10 +1,13 @@
 // Package export renders a completed optimization's result as a driver-ready
 // file: an xlsx workbook (a summary, one sheet per route, the unassigned
-// orders) or one csv file with a row per stop. Dispatchers print these sheets
-// or send them to drivers' phones, so the package cares about what a person
-// reads: times as times, numbers as numbers, text exactly as the customer
-// gave it (except for the neutralising quote against formula injection),
-// widths that fit, and a page setup that prints.
+// orders) or one csv file with a row per stop. With the fleet constraints
+// of a request, a route also lists its start, breaks and end as rows of
+// their own, and the orders' skills and loads have columns. Dispatchers
+// print these sheets or send them to drivers' phones, so the package cares
+// about what a person reads: times as times, numbers as numbers, text
+// exactly as the customer gave it (except for the neutralising quote
+// against formula injection), widths that fit, and a page setup that
+// prints.
 //
 // The REST side calls Write with the stored Optimization and Result, and
 // names the download with DownloadName and ContentDisposition.
@@ -46,8 +49,9 @@ var ErrUnknownFormat = errors.New("export: unknown format")
 // cell model is kept) and the zip archive goes straight into w. Write does
 // not close w. The rows come from the result's own fields; opt supplies
 // only what the result does not carry (the title, the depot, each order's
-// phone, notes and service minutes, joined to stops by order id, and the
-// drivers of unused vehicles).
+// phone, notes, service minutes, skills and loads, joined to stops by order
+// id, the labels of the vehicles' starts and ends, and the drivers, starts
+// and ends of unused vehicles).
 //
 // Everything that can fail except w itself fails before the first byte is
 // written (a bad format, a workbook that cannot be built), so a caller that

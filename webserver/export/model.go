@@ -25,6 +25,10 @@ type plan struct {
 	vehicles   []vehicleRow // kpis.per_vehicle, every vehicle in request order
 	unassigned []unassignedRow
 	paperSize  int // excelize paper size index: 1 Letter, 9 A4
+
+	// fleet says which columns the fleet constraints add: none for a
+	// request without them, whose files stay what they always were.
+	fleet fleetColumns
 }
 
 type routePlan struct {
@@ -37,10 +41,26 @@ type routePlan struct {
 	load       float64
 	capacity   float64
 	stops      []stopRow // in driving order
+	// rows are the stops with the route's start, breaks and end between
+	// them, as the sheet lists them; the stops alone without fleet
+	// constraints.
+	rows []stopRow
+	// openEnd: the route ends at its last stop (returnS is its departure).
+	openEnd bool
+	// start and end name where the route starts and ends (cell text), for
+	// the summary; "" when the request gave no start or end.
+	start, end string
 }
 
+// A stopRow is a stop, or with fleet constraints also the route's start,
+// a break or its end (kind), named in the Activity column.
 type stopRow struct {
-	seq            int
+	kind     rowKind
+	activity string // cell text of the Activity column
+	// seq is the stop's; 0 on the other rows.
+	seq int
+	// arrivalS is the planned time of the row: the stop's arrival, the
+	// departure from the start, the start of a break, the arrival at the end.
 	arrivalS       int
 	window         string
 	orderRef       string
@@ -50,6 +70,9 @@ type stopRow struct {
 	notes          string
 	serviceMinutes float64
 	lat, lon       float64
+	placed         bool     // lat and lon are known: not on a break or an open route's end
+	skills         string   // the order's skills, cell text
+	loads          []amount // the order's loads, per plan.fleet.dims
 }
 
 type vehicleRow struct {
@@ -62,6 +85,11 @@ type vehicleRow struct {
 	distanceM int64
 	load      float64
 	capacity  float64
+	// start and end name where the vehicle starts and ends; loads and
+	// capacities are per plan.fleet.dims (fleet constraints only).
+	start, end string
+	loads      []amount
+	capacities []amount
 }
 
 type unassignedRow struct {
@@ -91,6 +119,9 @@ func buildPlan(opt *v1alpha1.Optimization, res *v1alpha1.Result) *plan {
 	if spec.Name != nil && strings.TrimSpace(*spec.Name) != "" {
 		p.title = cellText(*spec.Name)
 	}
+
+	p.fleet = fleetColumnsOf(spec, res)
+	vehicleOf := vehicleConstraints(spec)
 
 	orders := make(map[string]*v1alpha1.Order, len(spec.Orders))
 	for i := range spec.Orders {
@@ -124,8 +155,9 @@ func buildPlan(opt *v1alpha1.Optimization, res *v1alpha1.Result) *plan {
 		// only guards against a document written by hand.
 		slices.SortStableFunc(stops, func(a, b v1alpha1.Stop) int { return a.Seq - b.Seq })
 		for _, s := range stops {
-			rp.stops = append(rp.stops, stopFor(s, orders[s.OrderRef]))
+			rp.stops = append(rp.stops, p.fleet.stopFor(s, orders[s.OrderRef]))
 		}
+		p.fleet.addRouteRows(&rp, r, vehicleOf(r.VehicleRef), &spec.Depot)
 		p.routes = append(p.routes, rp)
 	}
 	for i := range p.routes {
@@ -147,6 +179,7 @@ func buildPlan(opt *v1alpha1.Optimization, res *v1alpha1.Result) *plan {
 		} else if d, ok := drivers[v.VehicleRef]; ok {
 			row.driver = cellText(d)
 		}
+		p.fleet.fillVehicle(&row, v, routeByVehicle[v.VehicleRef], vehicleOf(v.VehicleRef), &spec.Depot)
 		p.vehicles = append(p.vehicles, row)
 	}
 
@@ -162,9 +195,12 @@ func buildPlan(opt *v1alpha1.Optimization, res *v1alpha1.Result) *plan {
 
 // stopFor is the row of stop s, whose order is o (nil when the spec does
 // not know it). The phone and notes are not in the result, and its service
-// time only in whole seconds (departure less start), so they come from o.
-func stopFor(s v1alpha1.Stop, o *v1alpha1.Order) stopRow {
+// time only in whole seconds (departure less start), so they come from o,
+// as do its skills and loads when the request used them.
+func (fc *fleetColumns) stopFor(s v1alpha1.Stop, o *v1alpha1.Order) stopRow {
 	row := stopRow{
+		kind:           rowStop,
+		activity:       activityStop,
 		seq:            s.Seq,
 		arrivalS:       s.ArrivalS,
 		window:         windowText(s.TimeWindowStart, s.TimeWindowEnd),
@@ -173,6 +209,7 @@ func stopFor(s v1alpha1.Stop, o *v1alpha1.Order) stopRow {
 		address:        cellText(s.Address),
 		lat:            s.Latitude,
 		lon:            s.Longitude,
+		placed:         true,
 		serviceMinutes: defaultServiceMinutes,
 	}
 	if o == nil {
@@ -186,6 +223,7 @@ func stopFor(s v1alpha1.Stop, o *v1alpha1.Order) stopRow {
 	if o.ServiceMinutes != nil {
 		row.serviceMinutes = *o.ServiceMinutes
 	}
+	fc.orderFields(&row, o)
 	return row
 }
 
@@ -309,11 +347,14 @@ func paperSize(orders []v1alpha1.Order) int {
 	return paperA4
 }
 
-// The columns of a route sheet and of the csv, in order.
+// The columns of a route sheet and of the csv, in order. Activity, Skills
+// and the loads (one column per named dimension) are there only when the
+// request used the fleet constraints that fill them.
 type colID int
 
 const (
-	colSeq colID = iota
+	colActivity colID = iota
+	colSeq
 	colArrival
 	colWindow
 	colOrderRef
@@ -322,6 +363,8 @@ const (
 	colPhone
 	colNotes
 	colService
+	colSkills
+	colLoad
 	colLat
 	colLon
 )
@@ -338,6 +381,7 @@ type colSpec struct {
 // within about 190 characters: printed one page wide in landscape, that is
 // still a readable size.
 var stopCols = [...]colSpec{
+	colActivity: {header: "Activity", minWidth: 8, maxWidth: 26, wrap: true},
 	colSeq:      {header: "Seq", minWidth: 5, maxWidth: 6},
 	colArrival:  {header: "Planned arrival", minWidth: 9, maxWidth: 9},
 	colWindow:   {header: "Time window", minWidth: 9, maxWidth: 14},
@@ -347,19 +391,45 @@ var stopCols = [...]colSpec{
 	colPhone:    {header: "Phone", driverOnly: true, minWidth: 9, maxWidth: 18, wrap: true},
 	colNotes:    {header: "Notes", driverOnly: true, minWidth: 12, maxWidth: 40, wrap: true},
 	colService:  {header: "Service (min)", minWidth: 9, maxWidth: 9},
+	colSkills:   {header: "Skills", minWidth: 8, maxWidth: 24, wrap: true},
+	colLoad:     {minWidth: 8, maxWidth: 14}, // headed by its dimension's name
 	colLat:      {header: "Latitude", minWidth: 10, maxWidth: 13},
 	colLon:      {header: "Longitude", minWidth: 11, maxWidth: 13},
 }
 
+// column is one column of a route sheet: dim picks the load dimension of
+// a colLoad column (an index into plan.fleet.dims).
+type column struct {
+	id  colID
+	dim int
+}
+
+func (c column) spec() colSpec { return stopCols[c.id] }
+
+// header is the column's heading (cell text).
+func (p *plan) header(c column) string {
+	if c.id == colLoad {
+		return p.fleet.headers[c.dim]
+	}
+	return stopCols[c.id].header
+}
+
 // stopColumns are the columns of a route sheet (and of the csv after its
 // vehicle and driver columns).
-func stopColumns(driver bool) []colID {
-	cols := make([]colID, 0, len(stopCols))
+func (p *plan) stopColumns(driver bool) []column {
+	cols := make([]column, 0, len(stopCols)+len(p.fleet.dims))
 	for id := range stopCols {
-		if stopCols[id].driverOnly && !driver {
-			continue
+		switch c := colID(id); {
+		case stopCols[c].driverOnly && !driver,
+			c == colActivity && !p.fleet.activity,
+			c == colSkills && !p.fleet.skills:
+		case c == colLoad:
+			for d := range p.fleet.dims {
+				cols = append(cols, column{id: colLoad, dim: d})
+			}
+		default:
+			cols = append(cols, column{id: c})
 		}
-		cols = append(cols, colID(id))
 	}
 	return cols
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,6 +40,39 @@ type styles struct {
 	title, label, header          int
 	text, wrap, integer, number   int
 	time, longTime, km, coord, pc int
+
+	// defs are the styles by id, to derive shaded ones from.
+	defs map[int]excelize.Style
+	// shaded maps a cell style to its shaded twin, which sets a route's
+	// start, breaks and end apart from its stops; made only for a
+	// workbook that has such rows, so that the others keep their styles.
+	shaded map[int]int
+}
+
+// shadeFill is the background of a route's rows other than stops.
+var shadeFill = excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"EDEDED"}}
+
+// addShaded makes the shaded twin of each style a route row uses.
+func (st *styles) addShaded(f *excelize.File) error {
+	st.shaded = map[int]int{}
+	for _, id := range []int{st.text, st.wrap, st.integer, st.number, st.time, st.longTime, st.coord} {
+		s := st.defs[id]
+		s.Fill = shadeFill
+		shaded, err := f.NewStyle(&s)
+		if err != nil {
+			return err
+		}
+		st.shaded[id] = shaded
+	}
+	return nil
+}
+
+// shade is c in its shaded style.
+func (st *styles) shade(c excelize.Cell) excelize.Cell {
+	if id, ok := st.shaded[c.StyleID]; ok {
+		c.StyleID = id
+	}
+	return c
 }
 
 func newStyles(f *excelize.File) (*styles, error) {
@@ -50,7 +84,7 @@ func newStyles(f *excelize.File) (*styles, error) {
 	}
 	top := &excelize.Alignment{Vertical: "top"}
 	custom := func(code string) *string { return &code }
-	var st styles
+	st := styles{defs: map[int]excelize.Style{}}
 	for _, d := range []struct {
 		id *int
 		s  excelize.Style
@@ -80,6 +114,7 @@ func newStyles(f *excelize.File) (*styles, error) {
 			return nil, err
 		}
 		*d.id = id
+		st.defs[id] = d.s
 	}
 	return &st, nil
 }
@@ -121,6 +156,11 @@ func writeXLSX(w io.Writer, p *plan, driver bool) (err error) {
 	st, err := newStyles(f)
 	if err != nil {
 		return err
+	}
+	if p.fleet.activity {
+		if err := st.addShaded(f); err != nil {
+			return err
+		}
 	}
 	docProps := &excelize.DocProperties{Title: p.title, Creator: "routeopt", Subject: "Routes"}
 	if !p.created.IsZero() {
@@ -325,8 +365,25 @@ func headerRow(sw *excelize.StreamWriter, st *styles, row int, headers []string,
 }
 
 // The summary: the name, KPIs in two label/value pairs, then one row per
-// vehicle.
+// vehicle. With fleet constraints the vehicle table also says where each
+// vehicle starts and ends (after Return) and its load and capacity in each
+// named dimension (at the end).
 var summaryCols = []string{"Vehicle", "Driver", "Departure", "Return", "Stops", "Distance (km)", "Load", "Capacity", "Utilization"}
+
+// summaryHeaders are the vehicle table's headers, and the index of its
+// Stops column (the first after the start and end).
+func (p *plan) summaryHeaders() (headers []string, stops int) {
+	headers = append(headers, summaryCols[:4]...)
+	if p.fleet.places {
+		headers = append(headers, "Start", "End")
+	}
+	stops = len(headers)
+	headers = append(headers, summaryCols[4:]...)
+	for _, d := range p.fleet.dims {
+		headers = append(headers, cellText("Load "+d), cellText("Capacity "+d))
+	}
+	return headers, stops
+}
 
 func writeSummary(f *excelize.File, st *styles, p *plan) error {
 	k := p.kpis
@@ -353,8 +410,13 @@ func writeSummary(f *excelize.File, st *styles, p *plan) error {
 
 	// Widths: the title (row 1) and the depot overflow into the empty
 	// cells to their right, so they are not measured.
-	ws := make(widths, len(summaryCols))
-	for i, h := range summaryCols {
+	headers, stopsCol := p.summaryHeaders()
+	// The start and end of the fleet constraints, when present, come
+	// before Stops; loads and capacities per dimension after Utilization.
+	placeCols := stopsCol - 4
+	loadCol, dimCol := 6+placeCols, len(summaryCols)+placeCols
+	ws := make(widths, len(headers))
+	for i, h := range headers {
 		ws.header(i, h)
 	}
 	for r, row := range block {
@@ -374,11 +436,19 @@ func writeSummary(f *excelize.File, st *styles, p *plan) error {
 	for _, v := range p.vehicles {
 		ws.text(0, v.vehicle)
 		ws.text(1, v.driver)
-		ws.text(6, strconv.FormatFloat(v.load, 'f', -1, 64))
-		ws.text(7, strconv.FormatFloat(v.capacity, 'f', -1, 64))
+		ws.text(loadCol, strconv.FormatFloat(v.load, 'f', -1, 64))
+		ws.text(loadCol+1, strconv.FormatFloat(v.capacity, 'f', -1, 64))
+		if p.fleet.places {
+			ws.text(4, v.start)
+			ws.text(5, v.end)
+		}
+		for d := range p.fleet.dims {
+			ws.text(dimCol+2*d, amountText(v.loads, d))
+			ws.text(dimCol+2*d+1, amountText(v.capacities, d))
+		}
 	}
 	width := ws.final(func(int) float64 { return 8 }, func(col int) float64 {
-		if col <= 1 {
+		if col <= 1 || col >= 4 && col < stopsCol {
 			return 30
 		}
 		return 24
@@ -407,7 +477,7 @@ func writeSummary(f *excelize.File, st *styles, p *plan) error {
 			return err
 		}
 	}
-	if err := headerRow(sw, st, tableHeader, summaryCols, width); err != nil {
+	if err := headerRow(sw, st, tableHeader, headers, width); err != nil {
 		return err
 	}
 	for i, v := range p.vehicles {
@@ -426,7 +496,17 @@ func writeSummary(f *excelize.File, st *styles, p *plan) error {
 		if v.capacity > 0 {
 			row[8] = excelize.Cell{StyleID: st.pc, Value: v.load / v.capacity}
 		}
-		if err := sw.SetRow(cellName(1, tableHeader+1+i), row); err != nil {
+		if p.fleet.places {
+			row = slices.Insert(row, 4, any(textCell(st.wrap, v.start)), any(textCell(st.wrap, v.end)))
+		}
+		for d := range p.fleet.dims {
+			row = append(row, amountCell(st, v.loads, d), amountCell(st, v.capacities, d))
+		}
+		var opts []excelize.RowOpts
+		if p.fleet.places {
+			opts = append(opts, excelize.RowOpts{Height: rowHeight([]string{v.start, v.end}, width[4:6], []bool{true, true})})
+		}
+		if err := sw.SetRow(cellName(1, tableHeader+1+i), row, opts...); err != nil {
 			return err
 		}
 	}
@@ -439,18 +519,27 @@ func routeTitle(r *routePlan) string {
 	if driver == "" {
 		driver = "—"
 	}
-	return fmt.Sprintf("Driver: %s  ·  Vehicle: %s  ·  Departure: %s  ·  Return: %s  ·  %d stops  ·  %s km",
-		driver, r.vehicle, hhmm(r.departS), hhmm(r.returnS), len(r.stops),
+	end := "Return: " + hhmm(r.returnS)
+	switch {
+	case r.openEnd:
+		end = "Ends at the last stop: " + hhmm(r.returnS)
+	case r.end != "":
+		end = "End: " + hhmm(r.returnS)
+	}
+	return fmt.Sprintf("Driver: %s  ·  Vehicle: %s  ·  Departure: %s  ·  %s  ·  %d stops  ·  %s km",
+		driver, r.vehicle, hhmm(r.departS), end, len(r.stops),
 		strconv.FormatFloat(float64(r.distanceM)/1000, 'f', 1, 64))
 }
 
-// stopText is a stop's cell as text: what is measured for widths and
+// stopText is a row's cell as text: what is measured for widths and
 // heights (the csv writes the same).
-func stopText(s *stopRow, c colID) string {
-	switch c {
-	case colLat:
+func stopText(s *stopRow, c column) string {
+	switch {
+	case (c.id == colLat || c.id == colLon) && !s.placed:
+		return ""
+	case c.id == colLat:
 		return strconv.FormatFloat(s.lat, 'f', 6, 64)
-	case colLon:
+	case c.id == colLon:
 		return strconv.FormatFloat(s.lon, 'f', 6, 64)
 	}
 	return csvField(s, c)
@@ -460,7 +549,7 @@ func writeRoute(f *excelize.File, st *styles, p *plan, r *routePlan, sheet strin
 	if _, err := f.NewSheet(sheet); err != nil {
 		return err
 	}
-	cols := stopColumns(driver)
+	cols := p.stopColumns(driver)
 	header := 1
 	if driver {
 		header = 2 // the title line, then the header
@@ -469,20 +558,20 @@ func writeRoute(f *excelize.File, st *styles, p *plan, r *routePlan, sheet strin
 	wrap := make([]bool, len(cols))
 	ws := make(widths, len(cols))
 	for i, c := range cols {
-		headers[i], wrap[i] = stopCols[c].header, stopCols[c].wrap
+		headers[i], wrap[i] = p.header(c), c.spec().wrap
 		ws.header(i, headers[i])
 	}
-	texts := make([][]string, len(r.stops))
-	for j := range r.stops {
+	texts := make([][]string, len(r.rows))
+	for j := range r.rows {
 		texts[j] = make([]string, len(cols))
 		for i, c := range cols {
-			texts[j][i] = stopText(&r.stops[j], c)
+			texts[j][i] = stopText(&r.rows[j], c)
 			ws.text(i, texts[j][i])
 		}
 	}
 	width := ws.final(
-		func(i int) float64 { return stopCols[cols[i]].minWidth },
-		func(i int) float64 { return stopCols[cols[i]].maxWidth })
+		func(i int) float64 { return cols[i].spec().minWidth },
+		func(i int) float64 { return cols[i].spec().maxWidth })
 
 	if err := setupSheet(f, sheet, p, 1, header); err != nil {
 		return err
@@ -506,9 +595,13 @@ func writeRoute(f *excelize.File, st *styles, p *plan, r *routePlan, sheet strin
 		return err
 	}
 	row := make([]any, len(cols))
-	for j := range r.stops {
+	for j := range r.rows {
 		for i, c := range cols {
-			row[i] = stopCell(st, &r.stops[j], c)
+			cell := stopCell(st, &r.rows[j], c)
+			if r.rows[j].kind != rowStop {
+				cell = st.shade(cell)
+			}
+			row[i] = cell
 		}
 		opts := excelize.RowOpts{Height: rowHeight(texts[j], width, wrap)}
 		if err := sw.SetRow(cellName(1, header+1+j), row, opts); err != nil {
@@ -518,9 +611,31 @@ func writeRoute(f *excelize.File, st *styles, p *plan, r *routePlan, sheet strin
 	return sw.Flush()
 }
 
-func stopCell(st *styles, s *stopRow, c colID) excelize.Cell {
-	switch c {
+// amountText is the d-th of amounts as text, "" when absent.
+func amountText(amounts []amount, d int) string {
+	if d < len(amounts) && amounts[d].set {
+		return strconv.FormatFloat(amounts[d].value, 'f', -1, 64)
+	}
+	return ""
+}
+
+// amountCell is the d-th of amounts as a number, an empty cell when absent.
+func amountCell(st *styles, amounts []amount, d int) excelize.Cell {
+	if d < len(amounts) && amounts[d].set {
+		return excelize.Cell{StyleID: st.number, Value: amounts[d].value}
+	}
+	return textCell(st.text, "")
+}
+
+func stopCell(st *styles, s *stopRow, c column) excelize.Cell {
+	stop := s.kind == rowStop
+	switch c.id {
+	case colActivity:
+		return textCell(st.wrap, s.activity)
 	case colSeq:
+		if !stop {
+			return textCell(st.text, "")
+		}
 		return excelize.Cell{StyleID: st.integer, Value: s.seq}
 	case colArrival:
 		return st.timeCell(s.arrivalS)
@@ -537,11 +652,23 @@ func stopCell(st *styles, s *stopRow, c colID) excelize.Cell {
 	case colNotes:
 		return textCell(st.wrap, s.notes)
 	case colService:
+		if !stop {
+			return textCell(st.text, "")
+		}
 		return excelize.Cell{StyleID: st.number, Value: s.serviceMinutes}
-	case colLat:
-		return excelize.Cell{StyleID: st.coord, Value: s.lat}
-	case colLon:
-		return excelize.Cell{StyleID: st.coord, Value: s.lon}
+	case colSkills:
+		return textCell(st.wrap, s.skills)
+	case colLoad:
+		return amountCell(st, s.loads, c.dim)
+	case colLat, colLon:
+		if !s.placed {
+			return textCell(st.text, "")
+		}
+		v := s.lat
+		if c.id == colLon {
+			v = s.lon
+		}
+		return excelize.Cell{StyleID: st.coord, Value: v}
 	}
 	return excelize.Cell{}
 }

@@ -48,6 +48,20 @@ export interface Stop {
   time_window_end?: string | null;
 }
 
+/** Where a route starts or ends (fleet constraints); address is "" for a place given by coordinates. */
+export interface Place {
+  latitude: number;
+  longitude: number;
+  address: string;
+}
+
+/** A break taken on a route, after the stop with seq after_seq (0: before the first stop). */
+export interface RouteBreak {
+  start_s: number;
+  end_s: number;
+  after_seq: number;
+}
+
 export interface Route {
   vehicle_ref: string;
   driver_name: string | null;
@@ -58,6 +72,14 @@ export interface Route {
   capacity: number;
   stops: Stop[];
   polyline?: string | null;
+  /** Present only when the request gave a start, an end or open_end (then on every route). */
+  start?: Place;
+  /** null for an open route, which ends at its last stop; absent as start is. */
+  end?: Place | null;
+  breaks?: RouteBreak[];
+  /** Per named load dimension, when the request named dimensions. */
+  loads?: Record<string, number>;
+  capacities?: Record<string, number>;
 }
 
 export interface Unassigned {

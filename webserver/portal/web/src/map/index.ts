@@ -12,7 +12,7 @@ import type { Renderer } from "./renderer";
 import { mountSvgMap } from "./svgmap";
 import type { MapHandle, MapInput } from "./types";
 
-export type { MapHandle, MapInput, MapRoute, MapStop } from "./types";
+export type { MapHandle, MapInput, MapPlace, MapRoute, MapStop } from "./types";
 export { decodePolyline } from "./polyline";
 export { routeColor } from "./palette";
 

@@ -4,6 +4,7 @@
 
 import type * as Leaflet from "leaflet";
 import { mapLabel, plural, stopTitle, type MapModel } from "./model";
+import { placeClass, placeGlyph, setPlaceData } from "./places";
 import { markerDetail, medianSpacing, project } from "./projection";
 import type { Renderer } from "./renderer";
 
@@ -83,7 +84,7 @@ export async function mountLeafletMap(
     for (const p of r.line) bounds.extend(p);
     for (const s of r.stops) bounds.extend([s.lat, s.lon]);
   }
-  if (model.depot) bounds.extend(model.depot);
+  for (const p of model.places) bounds.extend([p.lat, p.lon]);
   const fit = () => {
     if (bounds.isValid()) map.fitBounds(bounds, { padding: [32, 32], maxZoom: 16 });
     else map.setView([0, 0], 2);
@@ -124,24 +125,27 @@ export async function mountLeafletMap(
     routeLayers.push({ index: r.index, casing, line, markers });
   }
 
-  if (model.depot) {
-    const house = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-    house.setAttribute("viewBox", "-12 -12 24 24");
-    house.setAttribute("width", "24");
-    house.setAttribute("height", "24");
-    house.setAttribute("aria-hidden", "true");
+  // Where routes start and end: the depot (a house), a vehicle's own start or end.
+  for (const place of model.places) {
+    const glyph = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    glyph.setAttribute("viewBox", "-12 -12 24 24");
+    glyph.setAttribute("width", "24");
+    glyph.setAttribute("height", "24");
+    glyph.setAttribute("aria-hidden", "true");
     const path = document.createElementNS("http://www.w3.org/2000/svg", "path");
-    path.setAttribute("d", "M0 -7.5 L7.5 -1 H5.2 V6.5 H1.8 V2.2 H-1.8 V6.5 H-5.2 V-1 H-7.5 Z");
+    path.setAttribute("d", placeGlyph[place.kind]);
     path.setAttribute("fill", "#ffffff");
-    house.appendChild(path);
+    glyph.appendChild(path);
     const wrap = document.createElement("span");
-    wrap.appendChild(house);
-    L.marker(model.depot, {
-      icon: L.divIcon({ className: "depot-marker", html: wrap, iconSize: [26, 26], iconAnchor: [13, 13] }),
-      title: "Depot",
+    wrap.appendChild(glyph);
+    const m = L.marker([place.lat, place.lon], {
+      icon: L.divIcon({ className: `place-marker ${placeClass[place.kind]}`, html: wrap, iconSize: [26, 26], iconAnchor: [13, 13] }),
+      title: place.title,
       keyboard: false,
       zIndexOffset: 1000,
     }).addTo(map);
+    const el = m.getElement();
+    if (el) setPlaceData(el, place);
   }
 
   // Markers show their numbers only when the stops have room for them.

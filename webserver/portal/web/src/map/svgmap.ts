@@ -6,6 +6,7 @@
 // and markers keep their on-screen size at every zoom.
 
 import { mapLabel, plural, stopTitle, type MapModel } from "./model";
+import { placeClass, placeGlyph, setPlaceData } from "./places";
 import { markerDetail, medianSpacing, metresPerWorldUnit, niceScale, project, type Detail } from "./projection";
 import type { Renderer } from "./renderer";
 
@@ -80,7 +81,7 @@ export function mountSvgMap(stage: HTMLElement, model: MapModel): Renderer {
     line: r.line.map(([lat, lon]) => project(lat, lon)),
     stops: r.stops.map((s) => ({ stop: s, at: project(s.lat, s.lon) })),
   }));
-  const depotAt = model.depot ? project(model.depot[0], model.depot[1]) : null;
+  const places = model.places.map((p) => ({ place: p, at: project(p.lat, p.lon) }));
   const spacing = medianSpacing(routes.flatMap((r) => r.stops.map((s) => s.at)));
 
   let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
@@ -94,7 +95,7 @@ export function mountSvgMap(stage: HTMLElement, model: MapModel): Renderer {
     r.line.forEach(extend);
     r.stops.forEach((s) => extend(s.at));
   }
-  if (depotAt) extend(depotAt);
+  places.forEach((p) => extend(p.at));
   const hasBounds = minX <= maxX;
 
   if (!hasBounds) {
@@ -159,14 +160,15 @@ export function mountSvgMap(stage: HTMLElement, model: MapModel): Renderer {
     }),
   );
 
-  let depotEl: SVGGElement | null = null;
-  if (depotAt) {
-    depotEl = svgEl("g", { class: "depot-marker" }, depotLayer);
-    svgEl("title", {}, depotEl).textContent = "Depot";
-    svgEl("rect", { x: -12, y: -12, width: 24, height: 24, rx: 5 }, depotEl);
-    // a house: roof and walls, with a door
-    svgEl("path", { class: "depot-house", d: "M0 -7.5 L7.5 -1 H5.2 V6.5 H1.8 V2.2 H-1.8 V6.5 H-5.2 V-1 H-7.5 Z" }, depotEl);
-  }
+  // Where routes start and end: the depot (a house), a vehicle's own start or end.
+  const placeEls = places.map(({ place }) => {
+    const g = svgEl("g", { class: `place-marker ${placeClass[place.kind]}` }, depotLayer);
+    setPlaceData(g, place);
+    svgEl("title", {}, g).textContent = place.title;
+    svgEl("rect", { x: -12, y: -12, width: 24, height: 24, rx: 5 }, g);
+    svgEl("path", { class: "place-glyph", d: placeGlyph[place.kind] }, g);
+    return g;
+  });
 
   const controls = htmlEl("div", "map-controls", stage);
   controls.setAttribute("role", "group");
@@ -316,7 +318,7 @@ export function mountSvgMap(stage: HTMLElement, model: MapModel): Renderer {
       for (const c of circles) c.el.setAttribute("r", String(MARKER_R[detail] + (c.long && detail !== "dot" ? 2 : 0)));
     }
 
-    if (depotEl && depotAt) depotEl.setAttribute("transform", `translate(${f1(sx(depotAt[0]))} ${f1(sy(depotAt[1]))})`);
+    places.forEach((p, i) => placeEls[i].setAttribute("transform", `translate(${f1(sx(p.at[0]))} ${f1(sy(p.at[1]))})`));
 
     // Scale bar, and a faint grid with the scale bar's spacing.
     const mpp = metresPerWorldUnit(cy) / scale;

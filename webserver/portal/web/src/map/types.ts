@@ -10,14 +10,28 @@ export interface MapStop {
   title: string;
 }
 
+/** Where a route starts or ends; label names it ("" when only coordinates are known). */
+export interface MapPlace {
+  lat: number;
+  lon: number;
+  label: string;
+}
+
 /** One vehicle's route. polyline is Google's encoded polyline (precision 1e5)
- * from the depot through the stops back to the depot, or null. */
+ * from the route's start through the stops to its end (the depot unless the
+ * route has others; no leg back for an open route), or null. start and end
+ * are given when the result names them; without them the route starts and
+ * ends at the depot, known only from a polyline. openEnd: the route ends at
+ * its last stop. */
 export interface MapRoute {
   vehicleRef: string;
   label: string;
   color: string;
   stops: MapStop[];
   polyline: string | null;
+  start?: MapPlace | null;
+  end?: MapPlace | null;
+  openEnd?: boolean;
 }
 
 export interface MapInput {

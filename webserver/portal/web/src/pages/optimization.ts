@@ -6,8 +6,8 @@ import { call, isAbort } from "../api";
 import { tiles } from "../config";
 import { h, replace, tableWrap, td, th } from "../dom";
 import { ago, clock, dash, dateTime, hmm, km, late, percent, plural, timeWindow } from "../format";
-import { mountRouteMap, routeColor, type MapHandle, type MapInput } from "../map/index";
-import type { ExportRecord, OptimizationRecord, Result, Route } from "../types";
+import { mountRouteMap, routeColor, type MapHandle, type MapInput, type MapPlace } from "../map/index";
+import type { ExportRecord, OptimizationRecord, Place, Result, Route, RouteBreak, Stop } from "../types";
 import { clearError, confirmDialog, later, pageErrorSlot, setState, showError, stateBadge, type PageContext } from "../ui";
 
 /** failureText explains each error_code to a dispatcher: what happened and what to do. */
@@ -317,6 +317,9 @@ function mapInput(result: Result): MapInput {
       label: routeLabel(r),
       color: routeColor(i),
       polyline: r.polyline || null,
+      start: r.start ? mapPlace(r.start) : null,
+      end: r.end ? mapPlace(r.end) : null,
+      openEnd: r.end === null,
       stops: r.stops.map((s) => ({
         seq: s.seq,
         orderRef: s.order_ref,
@@ -327,6 +330,68 @@ function mapInput(result: Result): MapInput {
     })),
     tiles: tiles(),
   };
+}
+
+function mapPlace(p: Place): MapPlace {
+  return { lat: p.latitude, lon: p.longitude, label: p.address };
+}
+
+/** placeName names a route's start or end: its address, or its coordinates. */
+function placeName(p: Place): string {
+  return p.address || `${p.latitude}, ${p.longitude}`;
+}
+
+/** breakText is a break as a driver reads it: "Break 30 min, 12:10–12:40". */
+function breakText(b: RouteBreak): string {
+  return `Break ${Math.round(Math.max(0, b.end_s - b.start_s) / 60)} min, ${clock(b.start_s)}–${clock(b.end_s)}`;
+}
+
+/**
+ * stopRows lists a route's rows in driving order: its stops, and when the
+ * result names them its start first, each break after the stop it follows
+ * (after_seq; 0 before the first stop) and its end last.
+ */
+function stopRows(r: Route): HTMLTableRowElement[] {
+  const event = (kind: "start" | "break" | "end", time: number, text: string) =>
+    h(
+      "tr",
+      { "data-kind": kind, class: "route-event" },
+      h("td", { "data-col": "seq", class: "num" }),
+      td("arrival", clock(time)),
+      h("td", { "data-col": "event", colspan: 5 }, text),
+    );
+  const stop = (s: Stop) =>
+    h(
+      "tr",
+      { "data-seq": s.seq, class: s.late_s > 0 ? "is-late" : null },
+      h("td", { "data-col": "seq", class: "num" }, s.seq),
+      td("arrival", clock(s.arrival_s)),
+      td("window", timeWindow(s.time_window_start, s.time_window_end)),
+      td("order_ref", s.order_ref),
+      td("customer", s.customer || dash),
+      td("address", s.address),
+      h("td", { "data-col": "late", class: s.late_s > 0 ? "late" : "on-time" }, late(s.late_s)),
+    );
+  const rows: HTMLTableRowElement[] = [];
+  if (r.start) rows.push(event("start", r.depart_s, "Start: " + placeName(r.start)));
+  const breaks = (r.breaks ?? []).slice().sort((a, b) => a.after_seq - b.after_seq || a.start_s - b.start_s);
+  let next = 0;
+  for (const s of r.stops) {
+    for (; next < breaks.length && breaks[next].after_seq < s.seq; next++) rows.push(event("break", breaks[next].start_s, breakText(breaks[next])));
+    rows.push(stop(s));
+  }
+  for (const b of breaks.slice(next)) rows.push(event("break", b.start_s, breakText(b)));
+  if (r.end === null) rows.push(event("end", r.return_s, "Ends at the last stop (open route)"));
+  else if (r.end) rows.push(event("end", r.return_s, "End: " + placeName(r.end)));
+  return rows;
+}
+
+/** loadText is a route's load in each named dimension: "weight_kg 200.5 of 500". */
+function loadText(r: Route): string | null {
+  const loads = r.loads ?? {};
+  const names = Object.keys(loads);
+  if (!names.length) return null;
+  return names.map((n) => (r.capacities?.[n] !== undefined ? `${n} ${loads[n]} of ${r.capacities[n]}` : `${n} ${loads[n]}`)).join(", ");
 }
 
 function unassigned(result: Result): HTMLElement {
@@ -355,24 +420,20 @@ function routeSection(r: Route, index: number): HTMLElement {
   const swatch = h("span", { class: "swatch", "aria-hidden": "true" });
   swatch.style.backgroundColor = color;
   const headingId = "route-" + index + "-heading";
-  const rows = r.stops.map((s) =>
-    h(
-      "tr",
-      { "data-seq": s.seq, class: s.late_s > 0 ? "is-late" : null },
-      h("td", { "data-col": "seq", class: "num" }, s.seq),
-      td("arrival", clock(s.arrival_s)),
-      td("window", timeWindow(s.time_window_start, s.time_window_end)),
-      td("order_ref", s.order_ref),
-      td("customer", s.customer || dash),
-      td("address", s.address),
-      h("td", { "data-col": "late", class: s.late_s > 0 ? "late" : "on-time" }, late(s.late_s)),
-    ),
-  );
+  const breaks = r.breaks ?? [];
+  const times =
+    r.end === null
+      ? `leaves ${clock(r.depart_s)}, ends at the last stop ${clock(r.return_s)}`
+      : r.end
+        ? `leaves ${clock(r.depart_s)}, ends ${clock(r.return_s)}`
+        : `leaves ${clock(r.depart_s)}, back ${clock(r.return_s)}`;
   const meta = [
     plural(r.stops.length, "stop"),
     km(r.distance_m),
-    `leaves ${clock(r.depart_s)}, back ${clock(r.return_s)}`,
+    times,
+    breaks.length ? plural(breaks.length, "break") : null,
     r.capacity > 0 ? `load ${r.load} of ${r.capacity}` : null,
+    loadText(r),
   ].filter((x): x is string => x !== null);
   return h(
     "section",
@@ -390,7 +451,7 @@ function routeSection(r: Route, index: number): HTMLElement {
           null,
           h("tr", null, th("#", "col", { class: "num" }), th("Arrival"), th("Window"), th("Order"), th("Customer"), th("Address"), th("On time")),
         ),
-        h("tbody", null, ...rows),
+        h("tbody", null, ...stopRows(r)),
       ),
     ),
   );
