@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"math/bits"
 	"slices"
 )
 
@@ -409,25 +408,7 @@ func (s *solver) bestInsertionExact(st *state, u int, blink float64, nearOnly bo
 			bv, bq, bd = v, q, d
 		}
 	}
-	if nearOnly {
-		s.stamp++
-		for _, w := range s.nb[u] {
-			v := st.routeOf[w]
-			if v >= 0 && s.mark[v] != s.stamp {
-				s.mark[v] = s.stamp
-				try(v)
-			}
-		}
-	}
-	if bv < 0 {
-		for i, w := range st.busy {
-			for ; w != 0; w &= w - 1 {
-				if v := i<<6 | bits.TrailingZeros64(w); !nearOnly || s.mark[v] != s.stamp {
-					try(v)
-				}
-			}
-		}
-	}
+	s.usedRoutes(st, u, nearOnly, try, func() bool { return bv >= 0 })
 	nt := len(s.types)
 	for t, c := range s.alone[u*nt : u*nt+nt] {
 		if math.IsInf(c, 1) || c >= bd {

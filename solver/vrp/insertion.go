@@ -100,25 +100,7 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 			}
 		}
 	}
-	if nearOnly {
-		s.stamp++
-		for _, w := range s.nb[u] {
-			v := st.routeOf[w]
-			if v >= 0 && s.mark[v] != s.stamp {
-				s.mark[v] = s.stamp
-				try(v)
-			}
-		}
-	}
-	if bv < 0 {
-		for i, w := range st.busy {
-			for ; w != 0; w &= w - 1 {
-				if v := i<<6 | bits.TrailingZeros64(w); !nearOnly || s.mark[v] != s.stamp {
-					try(v)
-				}
-			}
-		}
-	}
+	s.usedRoutes(st, u, nearOnly, try, func() bool { return bv >= 0 })
 	nt := len(s.types)
 	for t, c := range s.alone[u*nt : u*nt+nt] {
 		if math.IsInf(c, 1) || bv >= 0 && c >= bd {
@@ -129,6 +111,32 @@ func (s *solver) bestInsertion(st *state, u int, blink float64, nearOnly bool) (
 		}
 	}
 	return bv, bq, bd
+}
+
+// usedRoutes calls try with each used route an insertion of order u
+// tries: when nearOnly, those holding one of u's neighbours, then, if
+// found says none of them admitted u, the others; else all of them.
+func (s *solver) usedRoutes(st *state, u int, nearOnly bool, try func(v int), found func() bool) {
+	if nearOnly {
+		s.stamp++
+		for _, w := range s.nb[u] {
+			v := st.routeOf[w]
+			if v >= 0 && s.mark[v] != s.stamp {
+				s.mark[v] = s.stamp
+				try(v)
+			}
+		}
+		if found() {
+			return
+		}
+	}
+	for i, w := range st.busy {
+		for ; w != 0; w &= w - 1 {
+			if v := i<<6 | bits.TrailingZeros64(w); !nearOnly || s.mark[v] != s.stamp {
+				try(v)
+			}
+		}
+	}
 }
 
 // windowRange returns the positions lo..hi of route r where the order

@@ -153,25 +153,7 @@ func RunFeatures(ctx context.Context, cfg Config, out io.Writer) ([]FeatureResul
 		return nil, err
 	}
 	w.Flush()
-	var results []FeatureResult
-	for _, f := range files {
-		if ctx.Err() != nil {
-			return results, ctx.Err()
-		}
-		r, err := RunFeatureOne(ctx, f, cfg)
-		if err != nil {
-			return results, err
-		}
-		results = append(results, r)
-		if err := w.Write(r.Row()); err != nil {
-			return results, err
-		}
-		w.Flush()
-		if err := w.Error(); err != nil {
-			return results, err
-		}
-	}
-	return results, nil
+	return runRows(ctx, files, w, func(f string) (FeatureResult, error) { return RunFeatureOne(ctx, f, cfg) })
 }
 
 // FeatureSummary aggregates the rows of one feature.

@@ -238,12 +238,19 @@ func Run(ctx context.Context, cfg Config, out io.Writer) ([]Result, error) {
 		return nil, err
 	}
 	w.Flush()
-	var results []Result
+	return runRows(ctx, files, w, func(f string) (Result, error) { return RunOne(ctx, f, cfg, bks) })
+}
+
+// runRows runs one on each file in turn and writes each result's row to
+// w as it comes, so that a long run shows its progress; it stops at the
+// first error or when ctx ends.
+func runRows[R interface{ Row() []string }](ctx context.Context, files []string, w *csv.Writer, one func(string) (R, error)) ([]R, error) {
+	var results []R
 	for _, f := range files {
 		if ctx.Err() != nil {
 			return results, ctx.Err()
 		}
-		r, err := RunOne(ctx, f, cfg, bks)
+		r, err := one(f)
 		if err != nil {
 			return results, err
 		}
