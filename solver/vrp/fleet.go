@@ -13,7 +13,7 @@ import (
 // Everything else — several windows, breaks, skills, load dimensions and
 // route limits — the segments leave out: the cost they give a route is a
 // lower bound of its exact one, so a move that the segments find no better
-// is no better. Where the problem has any of them (solver.exact), a
+// is no better. Where the problem has any of them (fleetInfo.exact), a
 // route's cached cost is its exact cost (exactRoute), and a move is kept
 // only when the routes it leaves cost less exactly (keeps).
 
