@@ -59,24 +59,48 @@ func takeBreaks(veh *Vehicle, from, to, t, tw int) (int, int) {
 	return t, tw
 }
 
-// serveAt returns when service of o starts for a vehicle ready at t, in
-// which window, and the time warp: the first window that has not closed
-// by t, or the last one, warped back to its end.
-func serveAt(o *Order, t int) (start, win, tw int) {
+// window is the bounds of o's window k (its only window when it has one).
+func window(o *Order, k int) (lo, hi int) {
 	if len(o.Windows) < 2 {
-		start = max(t, o.WindowStart)
-		if start > o.WindowEnd {
-			return o.WindowEnd, 0, start - o.WindowEnd
-		}
-		return start, 0, 0
+		return o.WindowStart, o.WindowEnd
+	}
+	return o.Windows[k].Start, o.Windows[k].End
+}
+
+// firstOpen is the index of o's first window that has not closed by t, or
+// of its last one when all have.
+func firstOpen(o *Order, t int) int {
+	if len(o.Windows) < 2 {
+		return 0
 	}
 	for k := range o.Windows {
-		if w := &o.Windows[k]; t <= w.End {
-			return max(t, w.Start), k, 0
+		if t <= o.Windows[k].End {
+			return k
 		}
 	}
-	last := len(o.Windows) - 1
-	return o.Windows[last].End, last, t - o.Windows[last].End
+	return len(o.Windows) - 1
+}
+
+// startIn is when service starts in the window [lo, hi] for a vehicle
+// ready at t, and by how much it is late; with warp a late start warps
+// back to hi (the lateness is then the time warp).
+func startIn(lo, hi, t int, warp bool) (start, late int) {
+	start = max(t, lo)
+	late = max(0, start-hi)
+	if warp && late > 0 {
+		start = hi
+	}
+	return start, late
+}
+
+// serveAt returns when service of o starts for a vehicle ready at t, in
+// which window (the first not closed by t, see firstOpen) and how late
+// (see startIn).
+func serveAt(o *Order, t int, warp bool) (start, win, late int) {
+	win = firstOpen(o, t)
+	lo, hi := window(o, win)
+	start, late = startIn(lo, hi, t, warp)
+	return start, win, late
 }
 
 // endLocation is where vehicle v's route ends, -1 for an open route.
@@ -150,7 +174,7 @@ func (t *timer) bestFrom(v int, seq []int, depart int) (tw, ret int) {
 				next := dp[(k+1)*w : (k+1)*w+w]
 				for j2 := j1; j2 <= nb; j2++ {
 					t2, tw2 := takeBreaks(veh, j1, j2, a, tw1)
-					start, _, tw3 := serveAt(o, t2)
+					start, _, tw3 := serveAt(o, t2, true)
 					dep, tw3 := start+o.ServiceS, tw3+tw2
 					if next[j2].worse(tw3, dep) {
 						next[j2] = timingState{tw: tw3, t: dep, ok: true, prevJ: int8(j), beforeLeg: int8(j1 - j)}
@@ -232,31 +256,15 @@ func (t *timer) replay(v int, seq []int, depart int, warp, fixedWin bool, r *Rou
 		leg := p.Duration[from][u+1]
 		arr := x + leg
 		x = rest(int(pl.at[k]), arr, k)
-		var start, win, late int
-		switch {
-		case fixedWin:
-			win = int(pl.win[k])
-			lo, hi := o.WindowStart, o.WindowEnd
-			if len(o.Windows) >= 2 {
-				lo, hi = o.Windows[win].Start, o.Windows[win].End
-			}
-			start = max(x, lo)
-			late = max(0, start-hi)
-			if warp && late > 0 {
-				start = hi
-			}
-		case warp:
-			start, win, late = serveAt(o, x)
-		default:
-			start, win, late = serveLate(o, x)
+		win := int(pl.win[k])
+		if !fixedWin {
+			win = firstOpen(o, x)
+			pl.win[k] = int8(win)
 		}
-		pl.win[k] = int8(win)
+		lo, hi := window(o, win)
+		start, late := startIn(lo, hi, x, warp)
 		tw += late
 		cumWait += max(0, start-x)
-		hi := o.WindowEnd
-		if len(o.Windows) >= 2 {
-			hi = o.Windows[win].End
-		}
 		slack = min(slack, cumWait+max(0, hi-start))
 		if r != nil {
 			st := &r.Stops[k]
@@ -295,22 +303,6 @@ func (t *timer) replay(v int, seq []int, depart int, warp, fixedWin bool, r *Rou
 	}
 	t.wait = cumWait
 	return tw, ret, min(slack, cumWait)
-}
-
-// serveLate is serveAt without time warp: the first window not closed by
-// t, or, when all have closed, at once and late after the last one's end.
-func serveLate(o *Order, t int) (start, win, late int) {
-	if len(o.Windows) < 2 {
-		start = max(t, o.WindowStart)
-		return start, 0, max(0, start-o.WindowEnd)
-	}
-	for k := range o.Windows {
-		if w := &o.Windows[k]; t <= w.End {
-			return max(t, w.Start), k, 0
-		}
-	}
-	last := len(o.Windows) - 1
-	return t, last, t - o.Windows[last].End
 }
 
 // schedule times vehicle v's route through seq as the search prices it:
@@ -413,7 +405,7 @@ func (t *timer) baselinePlan(v int, seq []int) {
 			break
 		}
 		o := &p.Orders[seq[k]]
-		start, _, _ := serveLate(o, x+p.Duration[from][seq[k]+1])
+		start, _, _ := serveAt(o, x+p.Duration[from][seq[k]+1], false)
 		x = start + o.ServiceS
 		from = seq[k] + 1
 	}
