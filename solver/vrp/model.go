@@ -93,8 +93,9 @@ type Vehicle struct {
 	// Capacities are the vehicle's capacities in Problem.Dimensions, index
 	// for index (> 0); it must have one per dimension.
 	Capacities []float64
-	// Breaks are taken in this order; their windows lie inside the shift,
-	// each starting and ending no earlier than the one before.
+	// Breaks (at most three) are taken in this order; their windows lie
+	// inside the shift, each starting and ending no earlier than the one
+	// before.
 	Breaks []Break
 	// Route limits; 0 means none. MaxDuration (seconds) runs from
 	// departure to return, breaks and waiting included; MaxDistance
@@ -401,6 +402,9 @@ func (o *Order) validateWindows() error {
 // validateBreaks checks the vehicle's breaks against its shift and each
 // other.
 func (v *Vehicle) validateBreaks() error {
+	if len(v.Breaks) > maxBreaks {
+		return fmt.Errorf("%d breaks, at most %d", len(v.Breaks), maxBreaks)
+	}
 	for k, b := range v.Breaks {
 		if b.Duration <= 0 || b.Start+b.Duration > b.End {
 			return fmt.Errorf("break %d of %d s does not fit %s-%s", k, b.Duration, clock(b.Start), clock(b.End))

@@ -335,6 +335,30 @@ func TestValidate(t *testing.T) {
 		{"zero capacity", func(p *Problem) { p.Vehicles[0].Capacity = 0 }, "capacity"},
 		{"shift reversed", func(p *Problem) { p.Vehicles[0].ShiftStart = 200 }, "shift end"},
 		{"negative fixed cost", func(p *Problem) { p.Vehicles[0].FixedCost = -1 }, "fixed cost"},
+		{"windows overlapping", func(p *Problem) {
+			p.Orders[0].Windows = []Window{{0, 50}, {50, 90}}
+			p.Orders[0].WindowEnd = 90
+		}, "not after window 0 ends"},
+		{"windows beside a different span", func(p *Problem) { p.Orders[0].Windows = []Window{{0, 10}, {20, 30}} }, "windows span"},
+		{"loads without dimensions", func(p *Problem) { p.Orders[0].Loads = []float64{1} }, "1 loads for 0 dimensions"},
+		{"capacities missing", func(p *Problem) {
+			p.Dimensions = []string{"volume"}
+			p.Orders[0].Loads = []float64{1}
+		}, "0 capacities for 1 dimensions"},
+		{"priority above 100", func(p *Problem) { p.Orders[0].Priority = 101 }, "priority 101"},
+		{"four breaks", func(p *Problem) {
+			p.Vehicles[0].Breaks = []Break{{0, 10, 5}, {10, 20, 5}, {20, 30, 5}, {30, 40, 5}}
+		}, "4 breaks, at most 3"},
+		{"break too long", func(p *Problem) { p.Vehicles[0].Breaks = []Break{{0, 10, 20}} }, "does not fit"},
+		{"break outside the shift", func(p *Problem) { p.Vehicles[0].Breaks = []Break{{50, 150, 10}} }, "not inside the shift"},
+		{"breaks out of order", func(p *Problem) { p.Vehicles[0].Breaks = []Break{{20, 40, 5}, {0, 30, 5}} }, "before break 0"},
+		{"negative limit", func(p *Problem) { p.Vehicles[0].MaxStops = -1 }, "route limits"},
+		{"start not a location", func(p *Problem) { p.Vehicles[0].Start = 1 }, "must be 0 or an extra location"},
+		{"open route with an end", func(p *Problem) {
+			p.ExtraLocations = 1
+			p.Distance, p.Duration = [][]int{{0, 1, 1}, {1, 0, 1}, {1, 1, 0}}, [][]int{{0, 1, 1}, {1, 0, 1}, {1, 1, 0}}
+			p.Vehicles[0].End, p.Vehicles[0].OpenEnd = 2, true
+		}, "an open route has no end location"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
