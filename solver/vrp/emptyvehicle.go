@@ -23,12 +23,9 @@ func (s *solver) moveToEmpty(st *state, u int) bool {
 		}
 		bufA := append(append(s.bufA[:0], ra.seq[:i]...), ra.seq[i+1:]...)
 		s.bufA = bufA
-		if !s.keeps(a, bufA, v, []int{u}, ra.cost-improveEps) {
-			continue
+		if s.applyKept(st, a, bufA, v, []int{u}, ra.cost-improveEps) {
+			return true
 		}
-		s.setSeq(st, a, bufA)
-		s.setSeq(st, v, []int{u})
-		return true
 	}
 	return false
 }
@@ -67,12 +64,9 @@ func (s *solver) splitToEmpty(st *state, u int) bool {
 		}
 		tail := append(s.bufB[:0], ra.seq[i+1:]...)
 		s.bufB = tail
-		if !s.keeps(v, tail, a, ra.seq[:i+1], limit) {
-			continue
+		if s.applyKept(st, v, tail, a, ra.seq[:i+1], limit) {
+			return true
 		}
-		s.setSeq(st, v, tail)
-		s.setSeq(st, a, ra.seq[:i+1])
-		return true
 	}
 	return false
 }

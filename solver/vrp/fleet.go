@@ -253,6 +253,18 @@ func (s *solver) keeps(a int, seqA []int, b int, seqB []int, base float64) bool 
 	return c < base
 }
 
+// applyKept makes seqA and seqB the routes of vehicles a and b, in that
+// order, when keeps finds that they cost less than base; it reports
+// whether it did.
+func (s *solver) applyKept(st *state, a int, seqA []int, b int, seqB []int, base float64) bool {
+	if !s.keeps(a, seqA, b, seqB, base) {
+		return false
+	}
+	s.setSeq(st, a, seqA)
+	s.setSeq(st, b, seqB)
+	return true
+}
+
 // admitsExact is admits for an exact evaluation.
 func (s *solver) admitsExact(x *exactRoute) bool {
 	return s.soft || x.feasible()
@@ -291,6 +303,15 @@ func (s *solver) routeFree(st *state, v int) bool {
 		return r.x.feasible()
 	}
 	return s.feasible(v, &r.full)
+}
+
+// searchCost is route r's cost as the search compares it (vehicle v): its
+// exact evaluation's where the problem needs one, else its segment's.
+func (s *solver) searchCost(v int, r *route) float64 {
+	if s.fleet.exact {
+		return s.exactCost(&r.x)
+	}
+	return s.pcost(v, &r.full)
 }
 
 // routePenalty is the penalty part of route r's cost (vehicle v).

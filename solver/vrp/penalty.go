@@ -42,10 +42,7 @@ func (h *hgs) reprice(st *state) {
 	st.cost = 0
 	for v := range st.routes {
 		r := &st.routes[v]
-		r.cost = s.pcost(v, &r.full)
-		if s.fleet.exact {
-			r.cost = s.exactCost(&r.x)
-		}
+		r.cost = s.searchCost(v, r)
 		st.cost += r.cost
 	}
 }

@@ -85,12 +85,9 @@ func (s *solver) relocateBetween(st *state, a, i, b, j int, base float64) bool {
 			bufB := append(append(append(s.bufB[:0], rb.seq[:q]...), str...), rb.seq[q:]...)
 			bufA := append(append(s.bufA[:0], ra.seq[:i]...), ra.seq[i+L:]...)
 			s.bufA, s.bufB = bufA, bufB
-			if !s.keeps(a, bufA, b, bufB, base) {
-				continue
+			if s.applyKept(st, a, bufA, b, bufB, base) {
+				return true
 			}
-			s.setSeq(st, a, bufA)
-			s.setSeq(st, b, bufB)
-			return true
 		}
 	}
 	return false

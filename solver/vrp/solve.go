@@ -45,7 +45,7 @@ type solver struct {
 	// into costs nothing
 	startLoc, endLoc []int
 	fleet            fleetInfo
-	types            [][]int   // vehicles grouped by identical capacity, shift and fixed cost
+	types            [][]int   // vehicles grouped by identical capacity, shift, fixed cost and fleet constraints
 	typeOf           []int     // vehicle -> type
 	alone            []float64 // [order*len(types)+type]: cost of the order alone on a vehicle of that type, +Inf if infeasible
 	nb               [][]int   // per order: nearest assignable orders
@@ -285,18 +285,17 @@ func newSolver(ctx context.Context, p *Problem, opt Options, start time.Time) *s
 		for t, vs := range s.types {
 			v := vs[0]
 			full := s.merge3(&s.depot[v], &s.single[u], &s.depotEnd[v])
-			s.alone[u*len(s.types)+t] = math.Inf(1)
-			if !s.assignable[u] || !s.feasible(v, &full) {
-				continue
-			}
-			s.alone[u*len(s.types)+t] = s.cost(v, &full)
-			if s.fleet.exact {
-				x := s.evalExact(v, []int{u})
-				s.alone[u*len(s.types)+t] = x.cost
-				if !x.feasible() {
-					s.alone[u*len(s.types)+t] = math.Inf(1)
+			c := math.Inf(1)
+			switch {
+			case !s.assignable[u] || !s.feasible(v, &full):
+			case s.fleet.exact:
+				if x := s.evalExact(v, []int{u}); x.feasible() {
+					c = x.cost
 				}
+			default:
+				c = s.cost(v, &full)
 			}
+			s.alone[u*len(s.types)+t] = c
 		}
 	}
 	s.classify()

@@ -257,11 +257,10 @@ func (s *solver) refreshSegments(st *state, v, keep, keepTail, oldLen int) {
 	r.full = s.merge(&r.pre[k], &s.depotEnd[v])
 	r.scan[k].next, r.scan[k].edges = s.endLoc[v], s.edges(&r.full)
 	st.setLoad(v, k, r.pre[k].load)
-	r.cost = s.pcost(v, &r.full)
 	if s.fleet.exact {
 		r.x = s.evalExact(v, r.seq)
-		r.cost = s.exactCost(&r.x)
 	}
+	r.cost = s.searchCost(v, r)
 	r.stale = false
 }
 

@@ -259,12 +259,7 @@ func (s *solver) swapStar(st *state, a, b int) bool {
 func (s *solver) applyIfBetter(st *state, a, b int) bool {
 	newA, newB := s.evalSeq(a, s.bufA), s.evalSeq(b, s.bufB)
 	base := st.routes[a].cost + st.routes[b].cost - improveEps
-	if s.pcost(a, &newA)+s.pcost(b, &newB) >= base || !s.keeps(a, s.bufA, b, s.bufB, base) {
-		return false
-	}
-	s.setSeq(st, a, s.bufA)
-	s.setSeq(st, b, s.bufB)
-	return true
+	return s.pcost(a, &newA)+s.pcost(b, &newB) < base && s.applyKept(st, a, s.bufA, b, s.bufB, base)
 }
 
 // swapInto appends to dst seq without its order at position i and with x

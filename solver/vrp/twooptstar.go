@@ -51,12 +51,9 @@ func (s *solver) twoOptStar(st *state, a, i, b, j int, base float64) bool {
 		bufA := append(append(s.bufA[:0], ra.seq[:i+1]...), rb.seq[cut:]...)
 		bufB := append(append(s.bufB[:0], rb.seq[:cut]...), ra.seq[i+1:]...)
 		s.bufA, s.bufB = bufA, bufB
-		if !s.keeps(a, bufA, b, bufB, base) {
-			continue
+		if s.applyKept(st, a, bufA, b, bufB, base) {
+			return true
 		}
-		s.setSeq(st, a, bufA)
-		s.setSeq(st, b, bufB)
-		return true
 	}
 	return false
 }
