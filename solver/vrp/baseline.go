@@ -5,7 +5,8 @@ package vrp
 // appended to the first vehicle, in vehicle order, whose skills, capacity
 // in every dimension, shift, breaks and route limits it still fits. Breaks
 // are taken at the first stop after they may start (see baselinePlan);
-// with several windows the vehicle waits for the first one not yet closed. Every vehicle stays open to later orders, so an order that
+// with several windows the vehicle waits for the first one not yet
+// closed. Every vehicle stays open to later orders, so an order that
 // fits none (a late-evening one, say) does not retire the vehicles before
 // it. Time windows are not enforced (stops may be late; Late reports
 // it, the vehicle still waits for a window to open). Orders that fit no
@@ -22,6 +23,7 @@ func Baseline(p *Problem) (*Solution, error) {
 	loads := make([]float64, m)
 	planned := make([]bool, len(p.Orders))
 	plain := plainFleet(p)
+	t := &timer{p: p}
 	fits := func(v, u int) bool {
 		if !fitsCapacity(loads[v]+p.Orders[u].Demand, p.Vehicles[v].Capacity) {
 			return false
@@ -30,7 +32,7 @@ func Baseline(p *Problem) (*Solution, error) {
 			if !hasSkills(&p.Vehicles[v], &p.Orders[u]) || p.roomFor(v, u, seqs[v]) != "" {
 				return false
 			}
-			x := try(p, v, append(seqs[v], u), false)
+			x := t.try(v, append(seqs[v], u), false)
 			return x.onTime() && x.limit == ""
 		}
 		r := Schedule(p, v, append(seqs[v], u))
@@ -54,9 +56,11 @@ func Baseline(p *Problem) (*Solution, error) {
 		if len(seq) == 0 {
 			continue
 		}
-		r := Schedule(p, v, seq)
-		if !plain {
-			r = try(p, v, seq, false).r
+		var r Route
+		if plain {
+			r = Schedule(p, v, seq)
+		} else {
+			r = t.try(v, seq, false).r
 		}
 		sol.Cost += routeCost(p, &r)
 		sol.Routes = append(sol.Routes, r)

@@ -39,8 +39,8 @@ func (x *trial) onTime() bool { return x.late == 0 && x.over == 0 }
 
 // try times vehicle v through seq: as the search would (the best breaks,
 // the first window open) when enforceWindows, else as the baseline does.
-func try(p *Problem, v int, seq []int, enforceWindows bool) trial {
-	t := timer{p: p}
+func (t *timer) try(v int, seq []int, enforceWindows bool) trial {
+	p := t.p
 	var x trial
 	if enforceWindows {
 		t.schedule(v, seq, &x.r, false)
@@ -105,15 +105,17 @@ func (p *Problem) carries(v, u int) (bool, string) {
 // precheckFleet is precheck for a real fleet.
 func precheckFleet(p *Problem, enforceWindows bool) []*Unassigned {
 	out := make([]*Unassigned, len(p.Orders))
+	t := &timer{p: p}
 	for u := range p.Orders {
-		out[u] = aloneFleet(p, u, enforceWindows)
+		out[u] = t.aloneFleet(u, enforceWindows)
 	}
 	return out
 }
 
 // aloneFleet is nil when some vehicle can serve order u alone, else why
 // none can: skills_missing, too_large, or window_unreachable.
-func aloneFleet(p *Problem, u int, enforceWindows bool) *Unassigned {
+func (t *timer) aloneFleet(u int, enforceWindows bool) *Unassigned {
+	p := t.p
 	o := &p.Orders[u]
 	var skilled []int
 	fewest, fewestV := len(o.Skills)+1, -1
@@ -145,7 +147,7 @@ func aloneFleet(p *Problem, u int, enforceWindows bool) *Unassigned {
 	}
 	best, bestV := trial{}, -1
 	for _, v := range carriers {
-		x := try(p, v, []int{u}, enforceWindows)
+		x := t.try(v, []int{u}, enforceWindows)
 		if x.onTime() && x.limit == "" {
 			return nil
 		}
@@ -176,7 +178,8 @@ func aloneFleet(p *Problem, u int, enforceWindows bool) *Unassigned {
 // leftoverFleet is leftover for a real fleet: no_capacity when no vehicle
 // that could serve it alone has room in every dimension; route_limit when
 // every one with room is at a route limit; no_time otherwise.
-func leftoverFleet(p *Problem, u int, seqs [][]int, enforceWindows bool) Unassigned {
+func (t *timer) leftoverFleet(u int, seqs [][]int, enforceWindows bool) Unassigned {
+	p := t.p
 	o := &p.Orders[u]
 	var roomy []int
 	tight := ""
@@ -187,7 +190,7 @@ func leftoverFleet(p *Problem, u int, seqs [][]int, enforceWindows bool) Unassig
 		if ok, _ := p.carries(v, u); !ok {
 			continue
 		}
-		if x := try(p, v, []int{u}, enforceWindows); !x.onTime() || x.limit != "" {
+		if x := t.try(v, []int{u}, enforceWindows); !x.onTime() || x.limit != "" {
 			continue
 		}
 		if dim := p.roomFor(v, u, seqs[v]); dim != "" {
@@ -204,7 +207,7 @@ func leftoverFleet(p *Problem, u int, seqs [][]int, enforceWindows bool) Unassig
 	}
 	var limits []string
 	for _, v := range roomy {
-		lim := p.atLimit(v, u, seqs[v], enforceWindows)
+		lim := t.atLimit(v, u, seqs[v], enforceWindows)
 		if lim == "" {
 			if enforceWindows {
 				return Unassigned{Order: u, Reason: ReasonNoTime, Message: noTimeInsert(p, u, seqs, roomy)}
@@ -248,8 +251,8 @@ func (p *Problem) roomFor(v, u int, seq []int) string {
 // atLimit is the route limit that keeps order u out of vehicle v's route
 // through seq (inserted anywhere, or appended for the baseline) although
 // some place keeps the windows, shift and breaks; "" when there is none.
-func (p *Problem) atLimit(v, u int, seq []int, enforceWindows bool) string {
-	veh := &p.Vehicles[v]
+func (t *timer) atLimit(v, u int, seq []int, enforceWindows bool) string {
+	veh := &t.p.Vehicles[v]
 	if veh.MaxStops > 0 && len(seq) >= veh.MaxStops {
 		return fmt.Sprintf("its limit of %d stops", veh.MaxStops)
 	}
@@ -261,7 +264,7 @@ func (p *Problem) atLimit(v, u int, seq []int, enforceWindows bool) string {
 	limit := ""
 	for q := lo; q <= len(seq); q++ {
 		buf = append(append(append(buf[:0], seq[:q]...), u), seq[q:]...)
-		x := try(p, v, buf, enforceWindows)
+		x := t.try(v, buf, enforceWindows)
 		if !x.onTime() {
 			continue
 		}

@@ -216,13 +216,15 @@ func unassignedList(p *Problem, planned []bool, pre []*Unassigned, seqs [][]int,
 		}
 	}
 	out := []Unassigned{}
+	plain := plainFleet(p)
+	t := &timer{p: p}
 	for u := range p.Orders {
 		switch {
 		case planned[u]:
 		case pre[u] != nil:
 			out = append(out, *pre[u])
-		case !plainFleet(p):
-			out = append(out, leftoverFleet(p, u, seqs, enforceWindows))
+		case !plain:
+			out = append(out, t.leftoverFleet(u, seqs, enforceWindows))
 		default:
 			out = append(out, leftover(p, u, seqs, loads, enforceWindows))
 		}
