@@ -257,15 +257,12 @@ func FirstViolation(err string) string {
 // ReadFeatureResults reads rows written by RunFeatures, so that the rows
 // of several runs can be summarised together.
 func ReadFeatureResults(r io.Reader) ([]FeatureResult, error) {
-	rows, err := csv.NewReader(r).ReadAll()
+	rows, err := readRows(r, FeatureHeader)
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) == 0 || !slices.Equal(rows[0], FeatureHeader) {
-		return nil, fmt.Errorf("want the header %v", FeatureHeader)
-	}
 	var out []FeatureResult
-	for n, row := range rows[1:] {
+	for n, row := range rows {
 		var errs []error
 		atoi := func(s string) int {
 			x, err := strconv.Atoi(s)

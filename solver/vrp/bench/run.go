@@ -342,19 +342,29 @@ func WriteSummary(w io.Writer, results []Result) error {
 	return err
 }
 
-// ReadResults reads rows written by Run (for example the CSV files of two
-// processes that ran halves of a folder), so that they can be summarised
-// together.
-func ReadResults(r io.Reader) ([]Result, error) {
+// readRows reads a CSV file of benchmark rows under header and returns
+// the rows after it.
+func readRows(r io.Reader, header []string) ([][]string, error) {
 	rows, err := csv.NewReader(r).ReadAll()
 	if err != nil {
 		return nil, err
 	}
-	if len(rows) == 0 || !slices.Equal(rows[0], Header) {
-		return nil, fmt.Errorf("want the header %v", Header)
+	if len(rows) == 0 || !slices.Equal(rows[0], header) {
+		return nil, fmt.Errorf("want the header %v", header)
+	}
+	return rows[1:], nil
+}
+
+// ReadResults reads rows written by Run (for example the CSV files of two
+// processes that ran halves of a folder), so that they can be summarised
+// together.
+func ReadResults(r io.Reader) ([]Result, error) {
+	rows, err := readRows(r, Header)
+	if err != nil {
+		return nil, err
 	}
 	var out []Result
-	for n, row := range rows[1:] {
+	for n, row := range rows {
 		res := Result{Instance: row[0], Class: Class(row[0]), GapPct: math.NaN()}
 		var errs []error
 		atoi := func(s string) int {
