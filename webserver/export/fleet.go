@@ -238,21 +238,30 @@ func breakText(b v1alpha1.RouteBreak) string {
 // the request gave it, else the depot; at is the result's place, named by
 // its address or coordinates when the spec does not know the vehicle.
 func startPlace(vc *v1alpha1.VehicleConstraints, depot *v1alpha1.Depot, at *v1alpha1.Place) string {
-	switch {
-	case vc != nil && vc.Start != nil:
-		return cellText(locationText(vc.Start.Label, vc.Start.Address, vc.Start.Latitude, vc.Start.Longitude))
-	case vc != nil || at == nil:
-		return cellText(locationText(depot.Label, depot.Address, depot.Latitude, depot.Longitude))
+	var given *v1alpha1.Location
+	if vc != nil {
+		given = vc.Start
 	}
-	return cellText(placeText(at))
+	return placeName(vc != nil, given, depot, at)
 }
 
 // endPlace is startPlace for the end.
 func endPlace(vc *v1alpha1.VehicleConstraints, depot *v1alpha1.Depot, at *v1alpha1.Place) string {
+	var given *v1alpha1.Location
+	if vc != nil {
+		given = vc.End
+	}
+	return placeName(vc != nil, given, depot, at)
+}
+
+// placeName is the cell text of a route's start or end: the location the
+// request gave, else the depot when the spec knows the vehicle (known) or
+// the result has no place, else the result's place.
+func placeName(known bool, given *v1alpha1.Location, depot *v1alpha1.Depot, at *v1alpha1.Place) string {
 	switch {
-	case vc != nil && vc.End != nil:
-		return cellText(locationText(vc.End.Label, vc.End.Address, vc.End.Latitude, vc.End.Longitude))
-	case vc != nil || at == nil:
+	case given != nil:
+		return cellText(locationText(given.Label, given.Address, given.Latitude, given.Longitude))
+	case known || at == nil:
 		return cellText(locationText(depot.Label, depot.Address, depot.Latitude, depot.Longitude))
 	}
 	return cellText(placeText(at))
