@@ -90,12 +90,19 @@ func TestFrozenControlPlane(t *testing.T) {
 
 	apiPID := childPID(t, "kube-apiserver", "--secure-port="+portOf(t, restCfg.Host))
 	etcdPID := childPID(t, "etcd", "127.0.0.1:"+portOf(t, etcdURL.String()))
+	// Each freeze asks for an export of arguments of its own: a write the
+	// first freeze answered 503 may still land once the process goes on,
+	// and the same arguments would then be answered from that record.
 	for _, target := range []struct {
-		name string
-		pid  int
-	}{{"kube-apiserver", apiPID}, {"etcd", etcdPID}} {
+		name   string
+		pid    int
+		export map[string]any
+	}{
+		{"kube-apiserver", apiPID, map[string]any{"format": "xlsx", "include_driver_instructions": false}},
+		{"etcd", etcdPID, map[string]any{"format": "xlsx"}},
+	} {
 		t.Run(target.name, func(t *testing.T) {
-			f := prepareFreeze(t, s, completed)
+			f := prepareFreeze(t, s, completed, target.export)
 			outages, gone := counterValue(t, "routeopt_api_kubernetes_unavailable_total"), counterValue(t, "routeopt_api_client_closed_total")
 
 			signal(t, target.pid, syscall.SIGSTOP)
@@ -167,14 +174,15 @@ type freeze struct {
 	completed, queued          string
 	downloadPath               string
 	webhookID, spareKeyID, tag string
+	newExport                  map[string]any // the arguments of an export not made before the freeze
 }
 
 // prepareFreeze makes, before the freeze, an optimization to cancel (no
 // controller runs, so it stays queued), an export link, a webhook endpoint
 // and an API key to delete.
-func prepareFreeze(t *testing.T, s *system, completed string) *freeze {
+func prepareFreeze(t *testing.T, s *system, completed string, newExport map[string]any) *freeze {
 	t.Helper()
-	f := &freeze{s: s, completed: completed, tag: randomHex(4)}
+	f := &freeze{s: s, completed: completed, tag: randomHex(4), newExport: newExport}
 	status, rec, _ := s.call(t, "POST", "/v1/optimizations", requests.TenOrders(1), map[string]string{"Idempotency-Key": "frozen-queued-" + f.tag})
 	if status != http.StatusAccepted {
 		t.Fatalf("create: %d %v", status, rec)
@@ -240,7 +248,7 @@ func (f *freeze) endpoints() []frozenEndpoint {
 		{method: "POST", path: "/v1/optimizations/" + f.queued + "/cancel", label: "cancel"},
 		// The live export of the same arguments is on the cached record.
 		{method: "POST", path: opt + "/exports", label: "exports create", body: map[string]any{"format": "csv"}, cachedStatuses: []int{201}},
-		{method: "POST", path: opt + "/exports", label: "exports create (new)", body: map[string]any{"format": "xlsx", "include_driver_instructions": false}},
+		{method: "POST", path: opt + "/exports", label: "exports create (new)", body: f.newExport},
 		{method: "GET", path: f.downloadPath, label: "export download"},
 		{method: "GET", path: "/v1/webhooks", label: "webhooks list", cachedStatuses: []int{200}},
 		{method: "POST", path: "/v1/webhooks", label: "webhooks create", body: map[string]any{"url": "https://93.184.216.34/frozen-new-" + f.tag}},
